@@ -1,0 +1,90 @@
+"""Every private or version-dependent JAX name jaxmagic uses, in one place.
+
+Supported: JAX 0.7 (mid-2025) to 0.12. `ClosedJaxpr` merged into `Jaxpr` in 0.12; scan's
+`num_consts`/`num_carry` became a flat-tree `ft_in`; source info lives in `jax._src`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+from jax.extend import core as _core
+
+Jaxpr = _core.Jaxpr
+ClosedJaxpr = getattr(_core, "ClosedJaxpr", _core.Jaxpr)
+Literal = _core.Literal
+JAXPR_TYPES = (Jaxpr, ClosedJaxpr)
+
+JAX_VERSION = tuple(int(p) for p in jax.__version__.split(".")[:3] if p.isdigit())
+
+
+def open_jaxpr(j: Any):
+    """The equations-and-variables jaxpr of a (closed) jaxpr, in any version."""
+    return j.jaxpr if isinstance(j, ClosedJaxpr) else j
+
+
+def consts_of(j: Any) -> list:
+    return list(getattr(j, "consts", ()) or ())
+
+
+def is_literal(atom: Any) -> bool:
+    return isinstance(atom, Literal)
+
+
+def is_dropvar(atom: Any) -> bool:
+    return type(atom).__name__ == "DropVar"
+
+
+def literal_value(atom: Any):
+    return atom.val
+
+
+def user_source(eqn: Any) -> tuple[str, int, str] | None:
+    """(file, line, function) of the user code that emitted `eqn`, if known."""
+    from jax._src import source_info_util
+
+    frame = source_info_util.user_frame(eqn.source_info.traceback)
+    if frame is None:
+        return None
+    return frame.file_name, frame.start_line, frame.function_name
+
+
+def name_stack(eqn: Any) -> str:
+    """The eqn's name stack as text, e.g. 'blk' or 'transpose(jvp(blk))'."""
+    return str(eqn.source_info.name_stack)
+
+
+def scope_names(eqn: Any) -> tuple[str, ...]:
+    """The `jax.named_scope` names around `eqn`, outermost first (transforms left out)."""
+    stack = getattr(eqn.source_info.name_stack, "stack", ())
+    return tuple(s.name for s in stack if type(s).__name__ == "Scope")
+
+
+def is_backward(eqn: Any) -> bool:
+    """Emitted by reverse-mode differentiation (a transpose in its name stack)."""
+    return "transpose(" in name_stack(eqn)
+
+
+def scan_counts(params: dict) -> tuple[int, int]:
+    """(num_consts, num_carry) of a scan equation."""
+    if "num_consts" in params:
+        return params["num_consts"], params["num_carry"]
+    consts, carry, _ = params["ft_in"].unpack()
+    return len(consts), len(carry)
+
+
+def shard_map_specs(params: dict) -> tuple[Any, Any, Any]:
+    """(mesh, in_specs, out_specs) of a shard_map equation."""
+    return params.get("mesh"), params.get("in_specs", params.get("in_names")), \
+        params.get("out_specs", params.get("out_names"))
+
+
+def cost_analysis(compiled: Any) -> dict:
+    """The compiled executable's cost analysis as one dict (older JAX returned a list)."""
+    try:
+        cost = compiled.cost_analysis()
+    except Exception:  # backends may not implement it
+        return {}
+    if isinstance(cost, (list, tuple)):
+        cost = cost[0] if cost else {}
+    return dict(cost or {})

@@ -1,0 +1,40 @@
+"""The public Python API: each function returns a view (`_repr_mimebundle_`, `.text()`).
+
+The magics are one way to call these; scripts and tests call them directly.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from .core import graph as _graph
+from .core import trace as _trace
+from .core.errors import is_jax_error, user_frame
+from .core.target import BoundCall
+from .render.errors import ErrorCard
+from .render.jaxpr import JaxprView
+
+
+def trace(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None = None,
+          static_argnames: Sequence[str] | str | None = None, **kwargs: Any) -> JaxprView:
+    """Trace `f(*args, **kwargs)` and return its jaxpr as a drawable view (`%jaxpr`)."""
+    names = [f"arg{i}" for i in range(len(args))]
+    call = BoundCall(f, args, kwargs, names, {k: k for k in kwargs},
+                     f"{getattr(f, '__name__', 'f')}(...)")
+    return trace_call(call, static_argnums=static_argnums, static_argnames=static_argnames)
+
+
+def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
+               stage: str = "jaxpr", **options: Any) -> JaxprView:
+    """`trace` for a call whose arguments carry their source text (from a magic)."""
+    traced = _trace.trace(call, static_argnums=static_argnums, static_argnames=static_argnames)
+    stage_text = _trace.stage_text(traced, stage) if stage != "jaxpr" else None
+    return JaxprView(_graph.build(traced), func_name=traced.func_name, stage=stage,
+                     stage_text=stage_text, **options)
+
+
+def error_card(exc: BaseException) -> ErrorCard | None:
+    """A card naming the user's failing line for an error raised by JAX, else None."""
+    if not is_jax_error(exc):
+        return None
+    frame = user_frame(exc)
+    return ErrorCard.from_exception(exc, frame) if frame else None

@@ -1,0 +1,95 @@
+"""Where an exception happened in the user's code: the last frame that is theirs.
+
+JAX names the `def` line of a traced function; the user needs the line that failed.
+"""
+from __future__ import annotations
+
+import linecache
+import os
+import sysconfig
+import types
+from dataclasses import dataclass
+
+_LIBRARY_DIRS = tuple(
+    os.path.normcase(os.path.realpath(p)) + os.sep
+    for p in {sysconfig.get_path("stdlib"), sysconfig.get_path("purelib"),
+              sysconfig.get_path("platlib"), os.path.dirname(os.path.dirname(__file__))}
+    if p
+)
+
+
+@dataclass(frozen=True)
+class UserFrame:
+    """One frame of user code: a notebook cell or a file of theirs."""
+
+    filename: str
+    lineno: int
+    function: str
+    line: str          # the source line, stripped ("" when unknown)
+
+    @property
+    def where(self) -> str:
+        return f"line {self.lineno}" if is_cell(self.filename) else \
+            f"{os.path.basename(self.filename)}:{self.lineno}"
+
+
+def is_cell(filename: str) -> bool:
+    """IPython names cells `<ipython-input-…>`; ipykernel uses /tmp/ipykernel_*/N.py."""
+    return filename.startswith("<ipython-input") or "ipykernel_" in filename or \
+        filename.startswith("<cell")
+
+
+def is_user_file(filename: str) -> bool:
+    if is_cell(filename):
+        return True
+    if filename.startswith("<"):
+        return False
+    path = os.path.normcase(os.path.realpath(filename))
+    return not path.startswith(_LIBRARY_DIRS)
+
+
+def _frames(tb: types.TracebackType | None):
+    while tb is not None:
+        yield tb.tb_frame.f_code.co_filename, tb.tb_lineno, tb.tb_frame.f_code.co_name
+        tb = tb.tb_next
+
+
+def user_frame(exc: BaseException) -> UserFrame | None:
+    """The innermost user frame of `exc`'s traceback (following JAX's chained causes)."""
+    found = None
+    seen = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        for filename, lineno, func in _frames(e.__traceback__):
+            if is_user_file(filename):
+                found = (filename, lineno, func)
+        if found:
+            break
+        e = e.__cause__ or e.__context__
+    if not found:
+        return None
+    filename, lineno, func = found
+    return UserFrame(filename, lineno, func, linecache.getline(filename, lineno).strip())
+
+
+def user_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """Drop the leading frames that are not the user's (the magic's own machinery)."""
+    while tb is not None and not is_user_file(tb.tb_frame.f_code.co_filename):
+        tb = tb.tb_next
+    return tb
+
+
+def is_jax_error(exc: BaseException) -> bool:
+    """Raised by JAX (or by JAX's tracers inside user code)."""
+    mod = type(exc).__module__ or ""
+    if mod.startswith(("jax", "jaxlib")):
+        return True
+    for filename, _, _ in _frames(exc.__traceback__):
+        if f"{os.sep}jax{os.sep}" in filename or f"{os.sep}jaxlib{os.sep}" in filename:
+            return True
+    return False
+
+
+__all__ = ["UserFrame", "user_frame", "user_traceback", "is_cell", "is_user_file",
+           "is_jax_error"]

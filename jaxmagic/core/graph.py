@@ -1,0 +1,525 @@
+"""A jaxpr as a graph: one node per equation, nested jaxprs as clusters.
+
+`build` makes the full graph once (linear in the number of equations); `collapse` turns
+clusters beyond a depth into single nodes and rolls up identical siblings; `coarsen`
+groups equations by source line when a graph is too big to lay out. All three work on
+plain data, so renderers never touch JAX.
+"""
+from __future__ import annotations
+
+import linecache
+import os
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from .. import _compat
+from .trace import Traced
+
+COLLECTIVES = frozenset({
+    "psum", "pmax", "pmin", "pmean", "psum2", "psum_invariant", "pbroadcast", "pvary",
+    "all_gather", "all_gather_invariant", "all_to_all", "ppermute", "psum_scatter",
+    "reduce_scatter", "axis_index", "pgather", "all_reduce",
+})
+
+# Nested-jaxpr kinds, by primitive name, in JAX 0.7 to 0.12.
+_CALLS = {"pjit": "jit", "jit": "jit", "closed_call": "call", "core_call": "call",
+          "custom_jvp_call": "custom_jvp", "custom_vjp_call": "custom_vjp",
+          "custom_vjp_call_jaxpr": "custom_vjp", "remat2": "remat", "checkpoint": "remat",
+          "remat": "remat", "shard_map": "shard_map", "custom_lin": "custom_lin",
+          "linear_call": "linear_call", "xla_pmap": "pmap", "xla_call": "jit"}
+
+
+@dataclass
+class Node:
+    id: int
+    kind: str                 # input | output | const | op | call | port | group
+    title: str
+    detail: tuple[str, ...] = ()
+    where: str = ""           # "loss:12": the user's function and line
+    source: str = ""          # the user's source line, for tooltips
+    cluster: int | None = None
+    count: int = 1            # equations this node stands for
+    collective: bool = False
+    backward: bool = False
+    primitive: str = ""
+    signature: str = ""       # for collapsed nested jaxprs: equal when identical
+
+
+@dataclass
+class Edge:
+    src: int
+    dst: int
+    label: str = ""
+
+
+@dataclass
+class Cluster:
+    id: int
+    kind: str                 # jit | scan | cond | branch | while | while_cond | while_body | ...
+    title: str
+    detail: tuple[str, ...]
+    parent: int | None
+    level: int                # nesting depth counted in expandable steps (1 = top level)
+    where: str = ""
+    source: str = ""
+    num_equations: int = 0
+    signature: str = ""       # equal for structurally identical sub-graphs
+
+
+@dataclass
+class Graph:
+    nodes: dict[int, Node]
+    edges: list[Edge]
+    clusters: dict[int, Cluster]
+    num_equations: int
+    notes: list[str] = field(default_factory=list)
+    grouping: str = "equation"   # equation | line | function | phase
+
+    def expandable(self) -> list[str]:
+        """Names accepted by --expand: the titles of clusters drawn as single nodes."""
+        return sorted({c.title for c in self.clusters.values()})
+
+
+# ---- labels ------------------------------------------------------------------------
+
+_DTYPES = {"float": "f", "int": "i", "uint": "u", "complex": "c", "bfloat": "bf"}
+
+
+def aval_str(aval: Any) -> str:
+    """`f32[16,64]`, as JAX prints avals, from any shaped value."""
+    shape = getattr(aval, "shape", None)
+    dtype = getattr(aval, "dtype", None)
+    if shape is None or dtype is None:
+        return type(aval).__name__
+    name = np.dtype(dtype).name if not hasattr(dtype, "name") else dtype.name
+    for long, short in sorted(_DTYPES.items(), key=lambda kv: -len(kv[0])):
+        if name.startswith(long) and name[len(long):].isdigit():
+            name = short + name[len(long):]
+            break
+    return f"{name}[{','.join(map(str, shape))}]"
+
+
+def _short(value: Any, limit: int = 36) -> str:
+    text = value.name if hasattr(value, "name") and not isinstance(value, str) else str(value)
+    text = text.replace("\n", " ")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _tup(v: Any) -> str:
+    return "(" + ",".join(map(str, v)) + ")" if isinstance(v, (tuple, list)) else str(v)
+
+
+def _params_detail(prim: str, p: dict) -> tuple[str, ...]:
+    """The few parameters that tell what an equation does."""
+    out: list[str] = []
+    if prim == "dot_general":
+        (lc, rc), (lb, rb) = p["dimension_numbers"]
+        out.append(f"contract {_tup(lc)}·{_tup(rc)}")
+        if lb:
+            out.append(f"batch {_tup(lb)}·{_tup(rb)}")
+    elif prim == "conv_general_dilated":
+        out.append(f"stride {_tup(p['window_strides'])}")
+        out.append("pad " + _short(p["padding"] if isinstance(p["padding"], str)
+                                   else _tup(tuple(_tup(x) for x in p["padding"]))))
+        for key in ("lhs_dilation", "rhs_dilation"):
+            if any(d != 1 for d in p.get(key) or ()):
+                out.append(f"{key.split('_')[0]} dilation {_tup(p[key])}")
+        if p.get("feature_group_count", 1) != 1:
+            out.append(f"groups {p['feature_group_count']}")
+    elif prim in COLLECTIVES:
+        axes = p.get("axes", p.get("axis_name"))
+        out.append("axes " + _short(_tup(axes) if isinstance(axes, (tuple, list)) else axes))
+        if prim == "ppermute":
+            out.append("perm " + _short(p.get("perm")))
+    elif "call_target_name" in p or "target_name" in p:
+        out.append("target " + _short(p.get("call_target_name", p.get("target_name")), 48))
+    elif "axes" in p and prim.startswith(("reduce", "arg", "cum")):
+        out.append(f"axes {_tup(p['axes'])}")
+    else:
+        for key in ("dimensions", "permutation", "new_sizes", "broadcast_dimensions",
+                    "dimension", "axis", "new_dtype", "y", "slice_sizes", "length"):
+            if key in p and p[key] is not None:
+                out.append(f"{key.replace('_', ' ')} {_short(_tup(p[key]))}")
+                break
+    return tuple(out)
+
+
+def _literal(atom: Any) -> str:
+    v = _compat.literal_value(atom)
+    if np.ndim(v) == 0:
+        v = np.asarray(v).item()
+        return f"{v:.4g}" if isinstance(v, float) else str(v)
+    return aval_str(atom.aval)
+
+
+# ---- build -------------------------------------------------------------------------
+
+class _Builder:
+    def __init__(self) -> None:
+        self.nodes: dict[int, Node] = {}
+        self.edges: list[Edge] = []
+        self.clusters: dict[int, Cluster] = {}
+        self.num_equations = 0
+
+    def node(self, kind: str, title: str, cluster: int | None, **kw: Any) -> int:
+        i = len(self.nodes)
+        self.nodes[i] = Node(i, kind, title, cluster=cluster, **kw)
+        return i
+
+    def cluster(self, kind: str, title: str, parent: int | None, level: int,
+                detail: Iterable[str] = (), where: str = "", source: str = "",
+                signature: str = "") -> int:
+        i = len(self.clusters)
+        self.clusters[i] = Cluster(i, kind, title, tuple(detail), parent, level, where,
+                                   source, signature=signature)
+        return i
+
+    def edge(self, src: int, dst: int, label: str) -> None:
+        self.edges.append(Edge(src, dst, label))
+
+    # env maps a Var to the node that produces it (or a Literal standing for itself), and
+    # ("role", Var) to the part a nested jaxpr's input plays (carry, xs, …)
+    def feed(self, atom: Any, env: dict, dst: int) -> None:
+        if _compat.is_literal(atom):
+            return
+        src = env.get(atom)
+        if src is None or _compat.is_literal(src):
+            return
+        role = env.get(("role", atom), "")
+        label = aval_str(atom.aval)
+        self.edge(src, dst, f"{role} {label}" if role else label)
+
+    def walk(self, jaxpr: Any, env: dict, cluster: int | None, level: int) -> None:
+        scopes: dict[tuple[str, ...], int | None] = {(): cluster}
+        for eqn in jaxpr.eqns:
+            self.num_equations += 1
+            parent = self._scope_cluster(scopes, _compat.scope_names(eqn), level)
+            self.equation(eqn, env, parent, self._level_of(parent, level))
+
+    def _level_of(self, cluster: int | None, default: int) -> int:
+        return self.clusters[cluster].level if cluster is not None else default
+
+    def _scope_cluster(self, scopes: dict, names: tuple[str, ...], level: int) -> int | None:
+        for k in range(1, len(names) + 1):
+            key = names[:k]
+            if key not in scopes:
+                parent = scopes[names[: k - 1]]
+                scopes[key] = self.cluster("scope", names[k - 1], parent,
+                                           self._level_of(parent, level) + 1,
+                                           detail=("named scope",))
+        return scopes[names]
+
+    def equation(self, eqn: Any, env: dict, parent: int | None, level: int) -> None:
+        prim = eqn.primitive.name
+        where, source = _where(eqn)
+        kind = _CALLS.get(prim)
+        subs = [(k, v) for k, v in eqn.params.items()
+                if isinstance(v, _compat.JAXPR_TYPES)
+                or (isinstance(v, tuple) and v and isinstance(v[0], _compat.JAXPR_TYPES))]
+        if prim == "scan":
+            return self.scan(eqn, env, parent, level, where, source)
+        if prim == "cond":
+            return self.cond(eqn, env, parent, level, where, source)
+        if prim == "while":
+            return self.while_(eqn, env, parent, level, where, source)
+        if kind or subs:
+            return self.call(eqn, kind or prim, env, parent, level, where, source, subs)
+        lits = [_literal(a) for a in eqn.invars if _compat.is_literal(a)]
+        title = prim + (" · " + ", ".join(lits) if lits else "")
+        n = self.node("op", title, parent, detail=_params_detail(prim, eqn.params),
+                      where=where, source=source, collective=prim in COLLECTIVES,
+                      backward=_compat.is_backward(eqn), primitive=prim)
+        for a in eqn.invars:
+            self.feed(a, env, n)
+        for v in eqn.outvars:
+            env[v] = n
+
+    def _inner(self, sub: Any, outer_atoms: list, env: dict, cluster: int, level: int,
+               roles: list[str] | None = None) -> dict:
+        """Walk `sub` inside `cluster`, its inputs fed by `outer_atoms`; return its env."""
+        inner = _compat.open_jaxpr(sub)
+        ienv: dict = {}
+        for v, c in zip(inner.constvars, _compat.consts_of(sub)):
+            ienv[v] = self.node("const", f"const {aval_str(v.aval)}", cluster)
+        for i, (v, a) in enumerate(zip(inner.invars, outer_atoms)):
+            ienv[v] = a if _compat.is_literal(a) else env.get(a)
+            if roles:
+                ienv[("role", v)] = roles[i]
+        self.walk(inner, ienv, cluster, level)
+        if not inner.eqns:   # an empty body still shows as a box
+            self.node("port", "pass-through", cluster)
+        return ienv
+
+    def _outputs(self, eqn: Any, sub_outs: list, ienv: dict, env: dict, cluster: int) -> None:
+        for v, o in zip(eqn.outvars, sub_outs):
+            if _compat.is_literal(o):
+                env[v] = self.node("const", _literal(o), cluster)
+            else:
+                env[v] = ienv.get(o)
+
+    def call(self, eqn, kind, env, parent, level, where, source, subs) -> None:
+        p = eqn.params
+        name = p.get("name") or _func_name(subs[0][1] if subs else None)
+        title = f"{kind}: {name}" if name else kind
+        detail: tuple[str, ...] = ()
+        if kind == "shard_map":
+            mesh, ins, outs = _compat.shard_map_specs(p)
+            shape = getattr(mesh, "shape", {}) or {}
+            detail = ("mesh " + " ".join(f"{k}={v}" for k, v in dict(shape).items()),
+                      "in " + _short(_specs(ins), 48), "out " + _short(_specs(outs), 48))
+            title = "shard_map"
+        sub = subs[0][1] if subs else None
+        if sub is None:
+            return
+        c = self.cluster(kind, title, parent, level + 1, detail, where, source,
+                         signature=_signature(sub))
+        ienv = self._inner(sub, list(eqn.invars), env, c, level + 1)
+        self._outputs(eqn, list(_compat.open_jaxpr(sub).outvars), ienv, env, c)
+
+    def scan(self, eqn, env, parent, level, where, source) -> None:
+        p = eqn.params
+        nconsts, ncarry = _compat.scan_counts(p)
+        nxs = len(eqn.invars) - nconsts - ncarry
+        roles = ["const"] * nconsts + ["carry"] * ncarry + ["xs"] * nxs
+        detail = (f"length {p['length']}" + (", reverse" if p.get("reverse") else ""),
+                  f"consts {nconsts} · carry {ncarry} · xs {nxs}")
+        c = self.cluster("scan", "scan", parent, level + 1, detail, where, source,
+                         signature=_signature(p["jaxpr"]))
+        ienv = self._inner(p["jaxpr"], list(eqn.invars), env, c, level + 1, roles)
+        self._outputs(eqn, list(_compat.open_jaxpr(p["jaxpr"]).outvars), ienv, env, c)
+
+    def cond(self, eqn, env, parent, level, where, source) -> None:
+        branches = eqn.params["branches"]
+        c = self.cluster("cond", "cond", parent, level + 1, (f"{len(branches)} branches",),
+                         where, source, signature="|".join(map(_signature, branches)))
+        index = self.node("port", "index", c, where=where, source=source)
+        self.feed(eqn.invars[0], env, index)
+        merge = self.node("port", "merge", c)
+        for i, br in enumerate(branches):
+            label = ("false", "true")[i] if len(branches) == 2 else str(i)
+            b = self.cluster("branch", f"branch {label}", c, level + 1)
+            ienv = self._inner(br, list(eqn.invars[1:]), env, b, level + 1)
+            self.edge(index, next(iter(self._first_nodes(b))), "")
+            for o in _compat.open_jaxpr(br).outvars:
+                if not _compat.is_literal(o) and ienv.get(o) is not None:
+                    self.edge(ienv[o], merge, aval_str(o.aval))
+        for v in eqn.outvars:
+            env[v] = merge
+
+    def while_(self, eqn, env, parent, level, where, source) -> None:
+        p = eqn.params
+        nc, nb = p["cond_nconsts"], p["body_nconsts"]
+        ins = list(eqn.invars)
+        cconsts, bconsts, init = ins[:nc], ins[nc:nc + nb], ins[nc + nb:]
+        c = self.cluster("while", "while", parent, level + 1, (f"carry {len(init)}",),
+                         where, source, signature=_signature(p["body_jaxpr"]))
+        merge = self.node("port", "carry out", c)
+        cc = self.cluster("while_cond", "cond", c, level + 1)
+        cenv = self._inner(p["cond_jaxpr"], cconsts + init, env, cc, level + 1,
+                           ["const"] * nc + ["carry"] * len(init))
+        bb = self.cluster("while_body", "body", c, level + 1)
+        benv = self._inner(p["body_jaxpr"], bconsts + init, env, bb, level + 1,
+                           ["const"] * nb + ["carry"] * len(init))
+        for o in _compat.open_jaxpr(p["cond_jaxpr"]).outvars:
+            if not _compat.is_literal(o) and cenv.get(o) is not None:
+                self.edge(cenv[o], merge, "continue?")
+        for o in _compat.open_jaxpr(p["body_jaxpr"]).outvars:
+            if not _compat.is_literal(o) and benv.get(o) is not None:
+                self.edge(benv[o], merge, aval_str(o.aval))
+        for v in eqn.outvars:
+            env[v] = merge
+
+    def _first_nodes(self, cluster: int) -> list[int]:
+        inside = [n.id for n in self.nodes.values() if n.cluster == cluster]
+        return inside[:1] or [self.node("port", "pass-through", cluster)]
+
+
+def _func_name(sub: Any) -> str:
+    info = getattr(_compat.open_jaxpr(sub), "debug_info", None) if sub is not None else None
+    name = getattr(info, "func_name", "") or ""
+    return "" if name in ("<lambda>", "<unnamed function>", "unknown") else name
+
+
+def _specs(specs: Any) -> str:
+    if isinstance(specs, (tuple, list)):
+        return ", ".join(_specs(s) for s in specs)
+    return str(specs).replace("PartitionSpec", "P")
+
+
+def _signature(sub: Any) -> str:
+    """Structure of a nested jaxpr: equal for repeated identical sub-graphs."""
+    inner = _compat.open_jaxpr(sub)
+    return ";".join(
+        e.primitive.name + ":" + ",".join(aval_str(v.aval) for v in e.outvars)
+        for e in inner.eqns) + "|" + ",".join(aval_str(v.aval) for v in inner.invars)
+
+
+def _where(eqn: Any) -> tuple[str, str]:
+    src = _compat.user_source(eqn)
+    if src is None:
+        return "", ""
+    file, line, func = src
+    text = linecache.getline(file, line).strip()
+    func = func.rsplit(".", 1)[-1] if func and func != "<module>" else os.path.basename(file)
+    return f"{func}:{line}", text
+
+
+def build(traced: Traced) -> Graph:
+    """The full graph of a traced call: every equation a node, every nested jaxpr a cluster."""
+    b = _Builder()
+    top = _compat.open_jaxpr(traced.jaxpr)
+    env: dict = {}
+    for v, name in zip(top.invars, traced.in_names):
+        env[v] = b.node("input", name, None, detail=(aval_str(v.aval),))
+    for v in top.constvars:
+        env[v] = b.node("const", f"const {aval_str(v.aval)}", None)
+    b.walk(top, env, None, 0)
+    for v, name in zip(top.outvars, traced.out_names):
+        out = b.node("output", name, None, detail=(aval_str(v.aval),))
+        if _compat.is_literal(v):
+            b.edge(b.node("const", _literal(v), None), out, aval_str(v.aval))
+        elif env.get(v) is not None and not _compat.is_literal(env[v]):
+            b.edge(env[v], out, aval_str(v.aval))
+    counts = Counter()
+    for n in b.nodes.values():
+        if n.kind == "op":
+            c = n.cluster
+            while c is not None:
+                counts[c] += 1
+                c = b.clusters[c].parent
+    for c in b.clusters.values():
+        c.num_equations = counts[c.id]
+    return Graph(b.nodes, b.edges, b.clusters, b.num_equations)
+
+
+# ---- views of a graph --------------------------------------------------------------
+
+def _ancestors(g: Graph, cluster: int | None) -> list[int]:
+    chain = []
+    while cluster is not None:
+        chain.append(cluster)
+        cluster = g.clusters[cluster].parent
+    return chain[::-1]   # outermost first
+
+
+def contract(g: Graph, rep: Callable[[Node], Any], make: Callable[[Any, list[Node]], Node],
+             grouping: str | None = None) -> Graph:
+    """Merge nodes with the same `rep` key into one node made by `make` (key, members).
+
+    Nodes whose key is None stay as they are. Edges follow their endpoints; edges inside
+    a merged node vanish; parallel edges with the same label are drawn once.
+    """
+    groups: dict[Any, list[Node]] = defaultdict(list)
+    for n in g.nodes.values():
+        key = rep(n)
+        groups[("node", n.id) if key is None else ("group", key)].append(n)
+    nodes: dict[int, Node] = {}
+    new_id: dict[int, int] = {}
+    for i, (key, members) in enumerate(groups.items()):
+        node = members[0] if key[0] == "node" else make(key[1], members)
+        nodes[i] = replace(node, id=i)
+        for m in members:
+            new_id[m.id] = i
+    seen, edges = set(), []
+    for e in g.edges:
+        s, d = new_id[e.src], new_id[e.dst]
+        if s != d and (s, d, e.label) not in seen:
+            seen.add((s, d, e.label))
+            edges.append(Edge(s, d, e.label))
+    return Graph(nodes, edges, g.clusters, g.num_equations, list(g.notes),
+                 grouping or g.grouping)
+
+
+def collapse(g: Graph, depth: int | None = 0, expand: Iterable[str] = ()) -> Graph:
+    """Draw each nested jaxpr deeper than `depth` as one node, unless named in `expand`.
+
+    Identical collapsed siblings (the same jitted layer called 16 times) roll up into one
+    node marked ×16.
+    """
+    expand = [e.lower() for e in expand]
+    opened: set[int] = set()
+    for c in g.clusters.values():
+        if (depth is None or c.level <= depth) or any(e in c.title.lower() for e in expand):
+            opened.update(_ancestors(g, c.id))
+    closed = lambda c: c not in opened  # noqa: E731
+
+    def rep(n: Node):
+        for c in _ancestors(g, n.cluster):
+            if closed(c):
+                return c
+        return None
+
+    def make(cid: int, members: list[Node]) -> Node:
+        c = g.clusters[cid]
+        return Node(0, "call", c.title,
+                    detail=c.detail + (f"{c.num_equations} equations",),
+                    where=c.where, source=c.source, cluster=c.parent,
+                    count=c.num_equations,
+                    collective=any(m.collective for m in members),
+                    backward=all(m.backward for m in members if m.kind == "op"),
+                    primitive=c.kind, signature=c.signature)
+
+    out = contract(g, rep, make)
+    out.clusters = {i: c for i, c in g.clusters.items() if i in opened}
+    return rollup(out)
+
+
+def rollup(g: Graph) -> Graph:
+    """Merge collapsed siblings that are the same sub-graph into one node marked ×N."""
+    def key(n: Node):
+        return (n.cluster, n.title, n.signature, n.backward) if n.kind == "call" else None
+
+    counts = Counter(key(n) for n in g.nodes.values())
+    repeated = {k for k, c in counts.items() if k is not None and c > 1}
+    if not repeated:
+        return g
+
+    def rep(n: Node):
+        return key(n) if key(n) in repeated else None
+
+    def make(key, members: list[Node]) -> Node:
+        first = members[0]
+        return replace(first, title=f"{first.title} ×{len(members)}",
+                       count=sum(m.count for m in members))
+
+    return contract(g, rep, make)
+
+
+GROUPINGS = ("line", "function", "phase")
+
+
+def coarsen(g: Graph, by: str) -> Graph:
+    """Group equations by source line, by function, or by forward/backward phase."""
+    def key(n: Node):
+        if n.kind != "op":
+            return None
+        phase = "backward" if n.backward else "forward"
+        if by == "line":
+            return (n.cluster, n.where or "?", phase)
+        if by == "function":
+            return (n.cluster, (n.where or "?").split(":")[0], phase)
+        return (None, phase)
+
+    def make(k, members: list[Node]) -> Node:
+        prims = Counter(m.primitive for m in members)
+        top = ", ".join(f"{p} ×{c}" if c > 1 else p for p, c in prims.most_common(3))
+        more = len(prims) - 3
+        where = k[1] if by != "phase" else ""
+        title = f"{where} · {k[-1]}" if where else k[-1]
+        return Node(0, "group", title,
+                    detail=(f"{len(members)} equations", top + (f", +{more} more" if more > 0
+                                                               else "")),
+                    where=where, source=members[0].source if by == "line" else "",
+                    cluster=k[0], count=len(members),
+                    collective=any(m.collective for m in members),
+                    backward=k[-1] == "backward", primitive="group")
+
+    out = contract(g, key, make, grouping=by)
+    if by == "phase":
+        out.clusters = {}
+        for n in out.nodes.values():
+            n.cluster = None
+    return out

@@ -1,0 +1,162 @@
+"""The IPython binding: parse arguments, find the target, call the API, display the result.
+
+Everything about JAX lives in `core/`, everything about looks in `render/`; a magic here is
+argument parsing plus one API call. User code runs with the frames of this module hidden
+(`__tracebackhide__`), so tracebacks look as they would without the magic.
+"""
+from __future__ import annotations
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
+from IPython.core.magic_arguments import argument, magic_arguments
+from IPython.display import display
+from traitlets import Bool, Enum, Float, Int
+
+from . import api
+from .core.target import BoundCall, TargetError, bind, parse_call, split_cell
+
+
+def parse_options(magic, line: str):
+    """Split `line` into the magic's options and the raw expression after them.
+
+    The expression is kept verbatim (quotes, `-1`, spaces), which shlex-based
+    `parse_argstring` would not do.
+    """
+    parser = magic.parser
+    tokens, rest = [], line.strip()
+    while rest.startswith("-"):
+        tok, _, after = rest.partition(" ")
+        action = parser._option_string_actions.get(tok.split("=", 1)[0])
+        if action is None:
+            raise UsageError(f"unknown option {tok}\n{parser.format_usage()}")
+        tokens.append(tok)
+        rest = after.lstrip()
+        if action.nargs != 0 and "=" not in tok:
+            val, _, after = rest.partition(" ")
+            tokens.append(val)
+            rest = after.lstrip()
+    return parser.parse_args(tokens), rest
+
+
+def _argnums(text: str | None) -> tuple[int, ...] | None:
+    if not text:
+        return None
+    try:
+        return tuple(int(t) for t in text.replace(",", " ").split())
+    except ValueError:
+        raise UsageError(f"expected integers such as 0,2; got {text!r}") from None
+
+
+def _argnames(text: str | None) -> tuple[str, ...] | None:
+    return tuple(t for t in text.replace(",", " ").split()) if text else None
+
+
+@magics_class
+class JaxMagic(Magics):
+    """jaxmagic's magics; every option below is settable with `%config JaxMagic.<name>`."""
+
+    layout_timeout = Float(10.0, help="Seconds a graph layout may take before a coarser "
+                           "view is drawn instead.").tag(config=True)
+    max_nodes = Int(400, help="Most nodes drawn one per equation; past it, equations are "
+                    "grouped by source line.").tag(config=True)
+    renderer = Enum(["auto", "dot", "wasm", "none"], "auto",
+                    help="Graph layout: the system `dot`, in-process WebAssembly Graphviz, "
+                    "or none (text and DOT source).").tag(config=True)
+    png = Bool(True, help="Add a PNG beside the SVG when `dot` can make one (GitHub shows "
+               "PNG outputs).").tag(config=True)
+    check = Bool(True, help="Flag JAX sharp bits in every cell (%jaxcheck on|off).").tag(
+        config=True)
+
+    # ---- shared plumbing -------------------------------------------------------------
+
+    def _run_prefix(self, code: str, prefix: str) -> None:
+        """Run the cell's statements before its final call, as an ordinary cell would."""
+        __tracebackhide__ = True
+        if not prefix:
+            return
+        filename = self.shell.compile.cache(code, self.shell.execution_count)
+        exec(compile(prefix, filename, "exec", dont_inherit=True), self.shell.user_ns)  # noqa: S102
+
+    def _call(self, magic: str, line: str, cell: str | None) -> BoundCall:
+        """The call a magic acts on: `line` itself, or the cell's final expression.
+
+        In cell form the other statements run first (once); only the final call is left
+        for the magic to trace, time or compile.
+        """
+        __tracebackhide__ = True
+        try:
+            if cell is None:
+                target = parse_call(line)
+            else:
+                code = self.shell.transform_cell(cell)
+                prefix, target, problem = split_cell(code)
+                if target is None:
+                    if problem == "syntax":
+                        compile(code, "<cell>", "exec")   # raises the user's SyntaxError
+                    raise TargetError(problem)
+                self._run_prefix(code, prefix)
+            return bind(target, self.shell.user_ns)
+        except TargetError as e:
+            form = f"%%{magic} [options]\n<cell ending in F(ARGS...)>" if cell is not None \
+                else f"%{magic} [options] F(ARGS...)"
+            raise UsageError(f"{e}\nusage: {form}") from None
+
+    def _located(self, exc: BaseException) -> None:
+        """Show where in the user's code a JAX error happened, before its traceback."""
+        if getattr(exc, "_jaxmagic_shown", False):
+            return
+        card = api.error_card(exc)
+        if card is not None:
+            display(card)
+            try:
+                exc._jaxmagic_shown = True
+            except AttributeError:
+                pass
+
+    # ---- %jaxpr ----------------------------------------------------------------------
+
+    @magic_arguments()
+    @argument("--depth", default="0", help="nesting levels to expand: N or 'all' "
+              "(default 0: each nested jaxpr is one node)")
+    @argument("--expand", action="append", default=[], metavar="NAME",
+              help="expand nested jaxprs whose name contains NAME (repeatable)")
+    @argument("--format", choices=["svg", "text", "dot"], default="svg",
+              help="what to show (default: the graph)")
+    @argument("--rankdir", choices=["TB", "LR"], default="TB", help="graph direction")
+    @argument("--stage", choices=["jaxpr", "lowered", "compiled"], default="jaxpr",
+              help="jaxpr graph, lowered StableHLO, or compiled HLO with its costs")
+    @argument("--static-argnums", default=None, metavar="I,J", help="static positional args")
+    @argument("--static-argnames", default=None, metavar="A,B", help="static keyword args")
+    @argument("--save", default=None, metavar="PATH", help="also write .svg, .dot or .txt")
+    @argument("-o", dest="output", action="store_true", help="return the JaxprView")
+    @no_var_expand
+    @line_cell_magic
+    def jaxpr(self, line: str, cell: str | None = None):
+        """Draw the jaxpr of a call: `%jaxpr f(x)`, or a cell whose final expression is a call.
+
+        The cell runs as usual; its final call is traced (not executed) and drawn as a
+        graph: one node per equation, nested jaxprs (jit, scan, cond, while, custom_jvp/vjp,
+        remat, shard_map, named scopes) collapsed to one node unless expanded.
+        """
+        __tracebackhide__ = True
+        args, expr = parse_options(self.jaxpr, line)
+        call = self._call("jaxpr", expr, cell)
+        try:
+            depth = None if args.depth == "all" else int(args.depth)
+        except ValueError:
+            raise UsageError(f"--depth takes a number or 'all', not {args.depth!r}") from None
+        try:
+            view = api.trace_call(
+                call, static_argnums=_argnums(args.static_argnums),
+                static_argnames=_argnames(args.static_argnames), stage=args.stage,
+                depth=depth, expand=args.expand, rankdir=args.rankdir,
+                max_nodes=self.max_nodes, layout_timeout=self.layout_timeout,
+                renderer=self.renderer, png=self.png)
+        except Exception as e:
+            self._located(e)
+            raise
+        if args.save:
+            view.save(args.save)
+        if args.output:
+            return view
+        display(view.formatted(args.format))

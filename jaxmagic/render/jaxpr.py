@@ -1,0 +1,205 @@
+"""`JaxprView`: a traced jaxpr, drawn at the finest level that fits the budgets.
+
+Levels, finest first: one node per equation (nested jaxprs collapsed beyond `depth`), then
+equations grouped by source line, by function, by forward/backward phase. A level is
+skipped when it has more than `max_nodes` nodes or its layout overruns `layout_timeout`;
+each skip leaves a one-line note. Without any renderer the view is text plus DOT source.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..core import graph as G
+from . import html as H
+from . import layout
+from .dot import to_dot
+from .text import to_text
+
+_GROUPING_NOTE = {
+    "line": "equations grouped by source line",
+    "function": "equations grouped by function",
+    "phase": "equations grouped into forward and backward passes",
+}
+
+
+@dataclass
+class _Drawn:
+    graph: G.Graph
+    dot: str
+    svg: bytes | None
+    png: bytes | None
+    renderer: str
+    notes: list[str]
+    seconds: float
+
+
+class JaxprView:
+    """The jaxpr of one call; `.text()`, `.dot()`, `.svg()` and rich notebook display."""
+
+    def __init__(self, graph: G.Graph, *, func_name: str = "f", stage: str = "jaxpr",
+                 stage_text: str | None = None, depth: int | None = 0,
+                 expand: Iterable[str] = (), rankdir: str = "TB", max_nodes: int = 400,
+                 layout_timeout: float = 10.0, renderer: str = "auto", png: bool = True):
+        self.full = graph
+        self.func_name = func_name
+        self.stage = stage
+        self.stage_text = stage_text
+        self.depth = depth
+        self.expand = tuple(expand)
+        self.rankdir = rankdir
+        self.max_nodes = max_nodes
+        self.layout_timeout = layout_timeout
+        self.renderer = renderer
+        self.png = png
+
+    @property
+    def num_equations(self) -> int:
+        """Every equation, nested jaxprs included."""
+        return self.full.num_equations
+
+    def configure(self, **changes: Any) -> "JaxprView":
+        """A copy with other options (depth, expand, rankdir, max_nodes, renderer, …)."""
+        opts = dict(func_name=self.func_name, stage=self.stage, stage_text=self.stage_text,
+                    depth=self.depth, expand=self.expand, rankdir=self.rankdir,
+                    max_nodes=self.max_nodes, layout_timeout=self.layout_timeout,
+                    renderer=self.renderer, png=self.png)
+        opts.update(changes)
+        return JaxprView(self.full, **opts)
+
+    # ---- the levels ------------------------------------------------------------------
+
+    def _levels(self):
+        g = G.collapse(self.full, self.depth, self.expand)
+        yield g
+        for by in G.GROUPINGS:
+            yield G.coarsen(g, by)
+
+    def _title(self, g: G.Graph) -> str:
+        return f"{self.func_name} — {self.num_equations} equations"
+
+    @cached_property
+    def _drawn(self) -> _Drawn:
+        notes: list[str] = []
+        start = time.perf_counter()
+        last = None
+        for g in self._levels():
+            last = g
+            if len(g.nodes) > self.max_nodes:
+                notes.append(f"{len(g.nodes)} nodes exceed max_nodes={self.max_nodes}; "
+                             "drawing a coarser view")
+                continue
+            dot = to_dot(g, self.rankdir, self._title(g))
+            try:
+                d = layout.render(dot, self.layout_timeout, self.renderer, self.png)
+            except layout.LayoutTimeout as e:
+                notes.append(f"{e}; drawing a coarser view")
+                continue
+            except layout.NoRenderer as e:
+                return _Drawn(g, dot, None, None, "none", notes + [str(e)],
+                              time.perf_counter() - start)
+            if g.grouping != "equation":
+                notes.append(_GROUPING_NOTE[g.grouping])
+            return _Drawn(g, dot, d.svg, d.png, d.renderer, notes,
+                          time.perf_counter() - start)
+        dot = to_dot(last, self.rankdir, self._title(last))
+        return _Drawn(last, dot, None, None, "none",
+                      notes + ["too large to draw within the budgets; showing text"],
+                      time.perf_counter() - start)
+
+    # ---- public forms ----------------------------------------------------------------
+
+    @property
+    def graph(self) -> G.Graph:
+        """The graph as drawn (after collapsing and any coarsening)."""
+        return self._drawn.graph
+
+    @property
+    def notes(self) -> list[str]:
+        return list(self._drawn.notes)
+
+    def dot(self) -> str:
+        return self._drawn.dot
+
+    def svg(self) -> str:
+        """The drawing as SVG text; raises RuntimeError when no renderer could draw it."""
+        if self._drawn.svg is None:
+            raise RuntimeError("; ".join(self._drawn.notes) or "no drawing")
+        return self._drawn.svg.decode()
+
+    def text(self) -> str:
+        if self.stage != "jaxpr":
+            return self.stage_text or ""
+        d = self._drawn
+        head = f"{self._title(d.graph)} ({self._summary(d.graph)})"
+        return "\n".join([to_text(d.graph, head)] + [f"note: {n}" for n in d.notes])
+
+    def _summary(self, g: G.Graph) -> str:
+        collapsed = sum(1 for n in g.nodes.values() if n.kind == "call")
+        parts = [f"{len(g.nodes)} nodes"]
+        if collapsed:
+            parts.append(f"{collapsed} nested jaxprs collapsed (--depth all, --expand NAME)")
+        return ", ".join(parts)
+
+    def save(self, path: str | Path) -> Path:
+        """Write .svg, .dot or .txt, chosen by suffix."""
+        path = Path(path)
+        writers = {".svg": self.svg, ".dot": self.dot, ".txt": self.text}
+        if path.suffix not in writers:
+            raise ValueError(f"--save takes a .svg, .dot or .txt path, not {path.name!r}")
+        path.write_text(writers[path.suffix]())
+        return path
+
+    def formatted(self, fmt: str) -> Any:
+        """What a magic displays for `--format svg|text|dot`."""
+        if fmt == "svg":
+            return self
+        return _Plain(self.dot() if fmt == "dot" else self.text())
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        if self.stage != "jaxpr":
+            body = (f'<pre style="{H.MONO};font-size:11px;max-height:480px;overflow:auto;'
+                    f'white-space:pre;margin:0;color:{H.INK}">{H.esc(self.stage_text)}</pre>')
+            title = f"{H.esc(self.func_name)} — {self.stage} ({len(self.stage_text or '')} chars)"
+            return {"text/plain": self.text(), "text/html": H.panel(body, title)}
+        d = self._drawn
+        title = (f"{H.esc(self._title(d.graph))} "
+                 f'<span style="font-weight:400;color:{H.MUTED}">'
+                 f"({H.esc(self._summary(d.graph))})</span>")
+        note = H.esc(" · ".join(d.notes))
+        if d.svg is not None:
+            body = H.svg_img(d.svg, f"jaxpr of {self.func_name}", _svg_width(d.svg))
+        else:
+            body = (f'<pre style="{H.MONO};font-size:11px;max-height:480px;overflow:auto;'
+                    f'margin:0;color:{H.INK}">{H.esc(to_text(d.graph))}</pre>'
+                    f'<details><summary>DOT source</summary><pre style="{H.MONO};'
+                    f'font-size:11px;color:{H.INK}">{H.esc(d.dot)}</pre></details>')
+        bundle = {"text/plain": self.text(), "text/html": H.panel(body, title, note)}
+        if d.png is not None:
+            bundle["image/png"] = d.png
+        return bundle
+
+    def __repr__(self) -> str:
+        return f"<JaxprView {self.func_name}: {self.num_equations} equations>"
+
+
+def _svg_width(svg: bytes) -> float | None:
+    """The natural width of a Graphviz SVG in CSS pixels (it writes points)."""
+    import re
+
+    m = re.search(rb'<svg[^>]*\swidth="([\d.]+)pt"', svg[:2000])
+    return float(m.group(1)) * 4 / 3 if m else None
+
+
+class _Plain:
+    def __init__(self, text: str):
+        self._text = text
+
+    def __repr__(self) -> str:
+        return self._text
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return {"text/plain": self._text}

