@@ -1,0 +1,197 @@
+"""The graph model of real jaxprs: one test per nested kind, labels, collapse, coarsening."""
+import jax
+import jax.numpy as jnp
+import pytest
+from jax import lax
+from jax.sharding import PartitionSpec as P
+
+import jaxmagic
+from jaxmagic.core import graph as G
+
+
+def full(f, *args, **kw):
+    return jaxmagic.trace(f, *args, **kw).full
+
+
+def clusters(g, kind):
+    return [c for c in g.clusters.values() if c.kind == kind]
+
+
+def ops(g):
+    return [n for n in g.nodes.values() if n.kind == "op"]
+
+
+def test_one_node_per_equation_with_shapes_and_params():
+    def f(w, x):
+        return jnp.tanh(x @ w) * 2.0
+
+    g = full(f, jnp.ones((16, 64)), jnp.ones((8, 16)))
+    assert [n.primitive for n in ops(g)] == ["dot_general", "tanh", "mul"]
+    dot = ops(g)[0]
+    assert dot.detail == ("contract (1)·(0)",)
+    assert any(e.label == "f32[8,64]" for e in g.edges)
+    mul = ops(g)[2]
+    assert mul.title == "mul · 2"              # the literal folds into the label
+    assert dot.where.startswith("f:")          # the user's source line
+
+
+def test_inputs_named_by_pytree_path_and_outputs_by_result_path():
+    params = {"w1": jnp.ones((3, 4)), "b1": jnp.zeros(4)}
+
+    def f(p, x):
+        return {"y": x @ p["w1"] + p["b1"], "n": jnp.sum(x)}
+
+    view = jaxmagic.trace(f, params, jnp.ones((2, 3)))
+    names = [n.title for n in view.full.nodes.values() if n.kind == "input"]
+    assert names == ["arg0['b1']", "arg0['w1']", "arg1"]
+    outs = [n.title for n in view.full.nodes.values() if n.kind == "output"]
+    assert outs == ["out['n']", "out['y']"]
+
+
+def test_jit_cluster_named_after_the_function():
+    @jax.jit
+    def layer(x):
+        return jnp.sin(x) + 1
+
+    g = full(lambda x: layer(x) * 3, jnp.ones(3))
+    (c,) = clusters(g, "jit")
+    assert c.title == "jit: layer" and c.num_equations == 2
+
+
+def test_custom_jvp_and_custom_vjp():
+    @jax.custom_jvp
+    def softplus(x):
+        return jnp.log1p(jnp.exp(x))
+    softplus.defjvp(lambda p, t: (softplus(p[0]), t[0] * jax.nn.sigmoid(p[0])))
+
+    @jax.custom_vjp
+    def clip_grad(x):
+        return x
+    clip_grad.defvjp(lambda x: (x, None), lambda _, g: (jnp.clip(g, -1, 1),))
+
+    g = full(lambda x: softplus(x) + clip_grad(x), jnp.ones(3))
+    assert [c.title for c in clusters(g, "custom_jvp")] == ["custom_jvp: softplus"]
+    assert [c.title for c in clusters(g, "custom_vjp")] == ["custom_vjp: clip_grad"]
+
+
+def test_remat():
+    g = full(jax.checkpoint(lambda x: jnp.sin(jnp.cos(x))), jnp.ones(3))
+    (c,) = clusters(g, "remat")
+    assert c.num_equations == 2
+
+
+def test_scan_roles_consts_carry_xs():
+    def f(w, xs):
+        def body(c, x):
+            return c * w + x, c
+        return lax.scan(body, jnp.zeros(3), xs)
+
+    g = full(f, jnp.ones(3), jnp.ones((5, 3)))
+    (c,) = clusters(g, "scan")
+    assert "length 5" in c.detail[0]
+    assert "consts 1 · carry 1 · xs 1" in c.detail[1]
+    roles = {e.label.split()[0] for e in g.edges if e.label.split()[0] in ("const", "carry", "xs")}
+    assert roles == {"const", "carry", "xs"}
+
+
+def test_cond_index_and_one_cluster_per_branch():
+    def f(x):
+        return lax.cond(x.sum() > 0, jnp.sin, jnp.cos, x)
+
+    g = full(f, jnp.ones(3))
+    (c,) = clusters(g, "cond")
+    branches = [b for b in clusters(g, "branch") if b.parent == c.id]
+    assert [b.title for b in branches] == ["branch false", "branch true"]
+    index = [n for n in g.nodes.values() if n.title == "index"]
+    assert index and any(e.dst == index[0].id for e in g.edges)
+
+
+def test_while_cond_and_body():
+    g = full(lambda x: lax.while_loop(lambda v: v.sum() < 10, lambda v: v * 2, x), jnp.ones(3))
+    (w,) = clusters(g, "while")
+    inner = {c.kind for c in g.clusters.values() if c.parent == w.id}
+    assert inner == {"while_cond", "while_body"}
+
+
+def test_shard_map_mesh_specs_and_collective_stands_out():
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    sm = jax.shard_map(lambda a: lax.psum(a, "x"), mesh=mesh, in_specs=P("x", "y"),
+                   out_specs=P(None, "y"))
+    x = jax.device_put(jnp.ones((8, 8)), jax.NamedSharding(mesh, P("x", "y")))
+    g = full(sm, x)
+    (c,) = clusters(g, "shard_map")
+    assert c.detail[0] == "mesh x=2 y=4"
+    assert "P('x', 'y')" in c.detail[1] and "P(None, 'y')" in c.detail[2]
+    coll = [n for n in ops(g) if n.collective]
+    assert coll and coll[0].detail == ("axes (x)",)
+
+
+def test_named_scope_is_a_cluster():
+    def f(x):
+        with jax.named_scope("encoder"):
+            x = jnp.sin(x) * 2
+        return x + 1
+
+    g = full(f, jnp.ones(3))
+    (c,) = clusters(g, "scope")
+    assert c.title == "encoder" and c.num_equations == 2
+
+
+def test_collapsed_by_default_and_expandable():
+    @jax.jit
+    def inner(x):
+        return jnp.sin(x) + jnp.cos(x)
+
+    view = jaxmagic.trace(lambda x: inner(x) * 2, jnp.ones(3))
+    g = G.collapse(view.full, depth=0)
+    calls = [n for n in g.nodes.values() if n.kind == "call"]
+    assert [n.title for n in calls] == ["jit: inner"] and calls[0].count == 3
+    assert len(G.collapse(view.full, depth=None).clusters) == 1
+    assert [c.title for c in G.collapse(view.full, 0, expand=["inner"]).clusters.values()] == [
+        "jit: inner"]
+    assert view.num_equations == 5      # the jit equation, its 3, and mul
+
+
+def test_identical_layers_roll_up():
+    @jax.jit
+    def layer(x):
+        return jnp.tanh(x * 2)
+
+    def net(x):
+        for _ in range(16):
+            x = layer(x)
+        return x
+
+    g = G.collapse(full(net, jnp.ones(4)), depth=0)
+    calls = [n for n in g.nodes.values() if n.kind == "call"]
+    assert [n.title for n in calls] == ["jit: layer ×16"]
+    assert calls[0].count == 32
+
+
+def test_coarsen_groups_by_line_and_phase():
+    def loss(w, x):
+        for _ in range(20):
+            x = jnp.tanh(x @ w)
+        return jnp.sum(x)
+
+    g = full(jax.grad(loss), jnp.ones((4, 4)), jnp.ones((2, 4)))
+    by_line = G.coarsen(g, "line")
+    groups = [n for n in by_line.nodes.values() if n.kind == "group"]
+    assert len(groups) < 10 < len(ops(g))
+    assert {n.backward for n in groups} == {True, False}
+    assert sum(n.count for n in groups) == len(ops(g))
+
+
+@pytest.mark.parametrize("name", ["a<b>&\"c'", "{x}|\\N", "x\x07y"])
+def test_escaping_in_dot(name):
+    def f(x):
+        with jax.named_scope(name):
+            return jnp.sin(x)
+
+    view = jaxmagic.trace(f, jnp.ones(2)).configure(depth=None, renderer="dot", png=False)
+    dot = view.dot()
+    assert "\x07" not in dot
+    svg = view.svg()                  # still renders, so the DOT is well formed
+    assert "<script" not in svg
+    import xml.dom.minidom
+    xml.dom.minidom.parseString(svg)  # the SVG is well-formed XML
