@@ -492,8 +492,17 @@ GROUPINGS = ("line", "function", "phase")
 
 
 def coarsen(g: Graph, by: str) -> Graph:
-    """Group equations by source line, by function, or by forward/backward phase."""
+    """Group equations by source line, by function, or by forward/backward phase.
+
+    Inputs and outputs are grouped by argument (`params` for `params[3]['w']`) too when
+    there are many, since a 64-layer model has hundreds of parameter leaves.
+    """
+    many = {kind: sum(n.kind == kind for n in g.nodes.values()) > 16
+            for kind in ("input", "output")}
+
     def key(n: Node):
+        if n.kind in ("input", "output"):
+            return (None, n.kind, n.title.split("[")[0]) if many[n.kind] else None
         if n.kind != "op":
             return None
         phase = "backward" if n.backward else "forward"
@@ -504,6 +513,9 @@ def coarsen(g: Graph, by: str) -> Graph:
         return (None, phase)
 
     def make(k, members: list[Node]) -> Node:
+        if k[1] in ("input", "output"):
+            return Node(0, k[1], f"{k[2]} · {len(members)} leaves",
+                        detail=(_shape_summary(members),))
         prims = Counter(m.primitive for m in members)
         top = ", ".join(f"{p} ×{c}" if c > 1 else p for p, c in prims.most_common(3))
         more = len(prims) - 3
@@ -523,3 +535,9 @@ def coarsen(g: Graph, by: str) -> Graph:
         for n in out.nodes.values():
             n.cluster = None
     return out
+
+
+def _shape_summary(members: list[Node]) -> str:
+    shapes = Counter(m.detail[0] for m in members if m.detail)
+    text = ", ".join(f"{s} ×{c}" if c > 1 else s for s, c in shapes.most_common(2))
+    return text + (", …" if len(shapes) > 2 else "")
