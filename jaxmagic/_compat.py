@@ -39,14 +39,21 @@ def literal_value(atom: Any):
     return atom.val
 
 
+_OWN_DIR = __file__.rsplit("/", 1)[0] + "/"
+
+
 def user_source(eqn: Any) -> tuple[str, int, str] | None:
-    """(file, line, function) of the user code that emitted `eqn`, if known."""
+    """(file, line, function) of the user code that emitted `eqn`, if known.
+
+    JAX skips its own frames; jaxmagic's (the wrapper that binds static arguments) are
+    skipped here too.
+    """
     from jax._src import source_info_util
 
-    frame = source_info_util.user_frame(eqn.source_info.traceback)
-    if frame is None:
-        return None
-    return frame.file_name, frame.start_line, frame.function_name
+    for frame in source_info_util.user_frames(eqn.source_info.traceback):
+        if not frame.file_name.startswith(_OWN_DIR):
+            return frame.file_name, frame.start_line, frame.function_name
+    return None
 
 
 def name_stack(eqn: Any) -> str:
@@ -88,3 +95,32 @@ def cost_analysis(compiled: Any) -> dict:
     if isinstance(cost, (list, tuple)):
         cost = cost[0] if cost else {}
     return dict(cost or {})
+
+
+# ---- %jit_compare (core/timing.py) ------------------------------------------------------
+
+# Loggers that emit "TRACING CACHE MISS" explanations (jax_explain_cache_misses):
+# jax._src.pjit up to 0.7, jax._src.interpreters.partial_eval in newer releases.
+CACHE_MISS_LOGGERS = ("jax._src.pjit", "jax._src.interpreters.partial_eval")
+
+
+def jit_options(f: Any) -> tuple[Any, dict] | None:
+    """(python function, static/donate options) of a `jax.jit`-wrapped function, else None.
+
+    Uses the private `_fun` / `_jit_info` of jaxlib's PjitFunction (0.7 to 0.12).
+    """
+    info = getattr(f, "_jit_info", None)
+    fun = getattr(f, "_fun", None)
+    if info is None or fun is None or not callable(fun):
+        return None
+    opts = {}
+    for name in ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames"):
+        val = getattr(info, name, None)
+        if val:
+            opts[name] = tuple(val)
+    return fun, opts
+
+
+def config_flag(name: str) -> Any:
+    """The current value of a boolean jax.config option such as jax_explain_cache_misses."""
+    return getattr(jax.config, name)

@@ -162,7 +162,7 @@ class JaxprView:
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
         if self.stage != "jaxpr":
             body = (f'<pre style="{H.MONO};font-size:11px;max-height:480px;overflow:auto;'
-                    f'white-space:pre;margin:0;color:{H.INK}">{H.esc(self.stage_text)}</pre>')
+                    f'white-space:pre;margin:0;color:{H.INK};background:{H.PANEL}">{H.esc(self.stage_text)}</pre>')
             title = f"{H.esc(self.func_name)} — {self.stage} ({len(self.stage_text or '')} chars)"
             return {"text/plain": self.text(), "text/html": H.panel(body, title)}
         d = self._drawn
@@ -174,9 +174,9 @@ class JaxprView:
             body = H.svg_img(d.svg, f"jaxpr of {self.func_name}", _svg_width(d.svg))
         else:
             body = (f'<pre style="{H.MONO};font-size:11px;max-height:480px;overflow:auto;'
-                    f'margin:0;color:{H.INK}">{H.esc(to_text(d.graph))}</pre>'
+                    f'margin:0;color:{H.INK};background:{H.PANEL}">{H.esc(to_text(d.graph))}</pre>'
                     f'<details><summary>DOT source</summary><pre style="{H.MONO};'
-                    f'font-size:11px;color:{H.INK}">{H.esc(d.dot)}</pre></details>')
+                    f'font-size:11px;color:{H.INK};background:{H.PANEL}">{H.esc(d.dot)}</pre></details>')
         bundle = {"text/plain": self.text(), "text/html": H.panel(body, title, note)}
         if d.png is not None:
             bundle["image/png"] = d.png
