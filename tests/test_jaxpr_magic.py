@@ -236,3 +236,17 @@ def test_user_strings_escaped_in_html(ip):
     html = next(o for o in cap.outputs if "text/html" in o.data).data["text/html"]
     assert "<script" not in html and "<script" not in svg_in(html)
     assert "&lt;script&gt;" in svg_in(html)
+
+
+def test_layout_time_budget_never_hangs(ip):
+    """A budget no layout can meet: every level is tried, then text, with notes."""
+    ip.run_cell(SETUP)
+    ip.run_line_magic("config", "JaxMagic.layout_timeout = 0.001")
+    try:
+        r, cap = run(ip, "%jaxpr loss(params, x)")
+    finally:
+        ip.run_line_magic("config", "JaxMagic.layout_timeout = 10.0")
+    assert r.success
+    out = next(o for o in cap.outputs if "text/html" in o.data)
+    assert "layout took longer than 0.001 s" in out.data["text/html"]
+    assert "dot_general" in out.data["text/plain"]
