@@ -6,8 +6,9 @@ Each magic is a thin front to a public function that returns a view object
 (`_repr_mimebundle_`, `.text()`), usable without IPython.
 """
 from .api import trace
+from .api import compare_jit
 
-__all__ = ["trace", "load_ipython_extension", "unload_ipython_extension"]
+__all__ = ["trace", "compare_jit", "load_ipython_extension", "unload_ipython_extension"]
 __version__ = "0.1.0"
 
 

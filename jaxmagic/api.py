@@ -38,3 +38,38 @@ def error_card(exc: BaseException) -> ErrorCard | None:
         return None
     frame = user_frame(exc)
     return ErrorCard.from_exception(exc, frame) if frame else None
+
+
+def compare_jit(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None = None,
+                static_argnames: Sequence[str] | str | None = None,
+                donate_argnums: Sequence[int] | int | None = None,
+                donate_argnames: Sequence[str] | str | None = None,
+                number: int | None = None, repeat: int | None = None,
+                budget: float | None = None, eager: bool = True,
+                **kwargs: Any) -> "JitComparison":
+    """Eager vs `jax.jit` for `f(*args, **kwargs)` (`%jit_compare`): a JitComparison.
+
+    Times eager (op by op) and steady jit per call (`number` loops × `repeat` runs, chosen
+    from `budget` seconds when not given), splits the first jit call into trace, lower and
+    compile, compares every output leaf, counts traces, and reports donation and the
+    compiled cost. Donated inputs are copied before each call, so `args` stay usable.
+    Raises `StaticArgumentError` (a TypeError) for an argument jit cannot trace.
+    """
+    __tracebackhide__ = True
+    names = [f"arg{i}" for i in range(len(args))]
+    call = BoundCall(f, args, kwargs, names, {k: k for k in kwargs},
+                     f"{getattr(f, '__name__', 'f')}({', '.join(names + list(kwargs))})")
+    return compare_call(call, static_argnums=static_argnums, static_argnames=static_argnames,
+                        donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                        number=number, repeat=repeat, budget=budget, eager=eager)
+
+
+def compare_call(call: BoundCall, **options: Any) -> "JitComparison":
+    """`compare_jit` for a call whose arguments carry their source text (from a magic)."""
+    __tracebackhide__ = True
+    from .core.timing import measure
+    from .render.jit import JitComparison
+
+    return measure(call.func, call.args, call.kwargs, arg_names=call.arg_names,
+                   kwarg_names=call.kwarg_names, name=call.source, result=JitComparison(),
+                   **options)

@@ -160,3 +160,61 @@ class JaxMagic(Magics):
         if args.output:
             return view
         display(view.formatted(args.format))
+
+    # ---- %jit_compare ----------------------------------------------------------------
+
+    jit_compare_budget = Float(1.5, help="Seconds %jit_compare spends in its timing loops "
+                               "(eager and steady jit) when -n is not given.").tag(config=True)
+
+    @magic_arguments()
+    @argument("-n", dest="number", type=int, default=None, metavar="N",
+              help="loops per run (default: chosen from --budget, as %%timeit does)")
+    @argument("-r", dest="repeat", type=int, default=None, metavar="R",
+              help="runs; the median and spread are over these (default 7)")
+    @argument("--budget", type=float, default=None, metavar="SECONDS",
+              help="time for the timing loops (default JaxMagic.jit_compare_budget, 1.5)")
+    @argument("--no-eager", action="store_true",
+              help="skip the eager (op-by-op) run, for functions too slow to run that way")
+    @argument("--static-argnums", default=None, metavar="I,J", help="static positional args")
+    @argument("--static-argnames", default=None, metavar="A,B", help="static keyword args")
+    @argument("--donate-argnums", default=None, metavar="I,J",
+              help="donate these inputs (each call gets fresh copies; yours stay usable)")
+    @argument("-o", dest="output", action="store_true", help="return the JitComparison")
+    @no_var_expand
+    @line_cell_magic
+    def jit_compare(self, line: str, cell: str | None = None):
+        """Eager vs jit for a call: `%jit_compare f(x)`, or a cell ending in a call.
+
+        Times the call op by op and under `jax.jit` (first call split into trace, lower
+        and compile; steady time per call, median of several runs), compares every output
+        leaf, counts retraces (with JAX's explanation), and shows donation and the
+        compiled cost. The cell's other statements run as usual, once.
+        """
+        __tracebackhide__ = True
+        from .core.timing import JitArgumentError
+
+        args, expr = parse_options(self.jit_compare, line)
+        usage = ("usage: %jit_compare [-n N] [-r R] [--budget SECONDS] [--no-eager] "
+                 "[--static-argnums I,J] [--static-argnames A,B] [--donate-argnums I,J] [-o] "
+                 "F(ARGS...)")
+        for opt in ("number", "repeat"):
+            if getattr(args, opt) is not None and getattr(args, opt) < 1:
+                raise UsageError(f"-{opt[0]} takes a positive number\n{usage}")
+        if args.budget is not None and args.budget <= 0:
+            raise UsageError(f"--budget takes a positive number of seconds\n{usage}")
+        call = self._call("jit_compare", expr, cell)
+        try:
+            view = api.compare_call(
+                call, static_argnums=_argnums(args.static_argnums),
+                static_argnames=_argnames(args.static_argnames),
+                donate_argnums=_argnums(args.donate_argnums), number=args.number,
+                repeat=args.repeat, budget=args.budget or self.jit_compare_budget,
+                eager=not args.no_eager)
+        except JitArgumentError as e:
+            raise UsageError(f"{e.problem}.\n{e.option_hint()}\n{usage}") from None
+        except Exception as e:
+            self._located(e)
+            raise
+        if args.output:
+            return view
+        display(view)

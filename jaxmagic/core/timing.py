@@ -1,0 +1,897 @@
+"""Eager vs jit: what compilation costs and what it buys, measured like `%timeit`.
+
+`measure()` runs one call several ways, blocking on every output leaf:
+
+  eager        the Python function, op by op (a jitted function is unwrapped first);
+  first jit    split into trace, lower and compile (`jit(f).trace(...).lower().compile()`),
+               then the first real call;
+  steady jit   per-call time with a loop count chosen from a time budget, several repeats
+               (median and spread);
+
+and compares the results leaf by leaf, counts traces (a retrace means jit's cache missed;
+JAX's own explanation is captured for this call only), reports donation and the compiled
+cost and memory analyses. Every global it touches (jax config, loggers, warnings filters,
+the garbage collector) is restored afterwards, also on error and Ctrl-C; Ctrl-C returns
+what was measured so far. Plain data out, no IPython.
+"""
+from __future__ import annotations
+
+import functools
+import gc
+import inspect
+import logging
+import math
+import re
+import statistics
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import jax
+import numpy as np
+
+from .. import _compat
+
+DEFAULT_BUDGET = 1.5     # seconds of timing loops (eager + steady jit) per measurement
+DEFAULT_REPEAT = 7       # as %timeit
+MAX_DONATION_COPIES_BYTES = 256 * 2**20
+
+# Relative tolerance (to the largest magnitude in the eager leaf) per float width:
+# reductions that XLA reorders differ by a few ulps times sqrt(size).
+_RTOL = {8: 1e-9, 4: 1e-4, 2: 1e-2, 1: 0.25}
+_RTOL_BF16 = 5e-2
+
+
+class JitArgumentError(TypeError):
+    """The call's arguments do not fit jit (the options, not the function, need fixing).
+
+    `problem` says which argument and why, `fix` what to pass instead (API spelling);
+    `option_hint()` the magic's spelling.
+    """
+
+    def __init__(self, problem: str, fix: str = ""):
+        self.problem, self.fix = problem, fix
+        super().__init__(f"{problem}; {fix}" if fix else problem)
+
+    def option_hint(self) -> str:
+        return self.fix
+
+
+class StaticArgumentError(JitArgumentError):
+    """An argument jit cannot trace (not an array, or used as a Python value).
+
+    `argname` is its source text; `index` / `param` how to name it in
+    `static_argnums` / `static_argnames`.
+    """
+
+    def __init__(self, problem: str, argname: str, index: int | None, param: str | None):
+        self.argname, self.index, self.param = argname, index, param
+        fixes = []
+        if index is not None:
+            fixes.append(f"static_argnums=({index},)")
+        if param is not None:
+            fixes.append(f"static_argnames=({param!r},)")
+        super().__init__(problem, f"mark it static: {' or '.join(fixes)}")
+
+    def option_hint(self) -> str:
+        fixes = []
+        if self.index is not None:
+            fixes.append(f"--static-argnums {self.index}")
+        if self.param is not None:
+            fixes.append(f"--static-argnames {self.param}")
+        return f"mark it static: {' or '.join(fixes)}"
+
+
+@dataclass
+class LeafDiff:
+    """How one output leaf of the jitted call compares with the eager one."""
+
+    path: str
+    dtype: str
+    shape: tuple
+    max_abs: float
+    max_rel: float
+    rtol: float
+    ok: bool
+    problem: str = ""    # structure/shape/dtype mismatch, NaN placement
+
+
+@dataclass
+class JitMeasurement:
+    """Everything `%jit_compare` measured. Times are seconds (per call where a rate)."""
+
+    name: str = ""
+    backend: str = ""
+    # eager (op by op)
+    eager_s: float | None = None          # steady median per call
+    eager_spread_s: float | None = None   # std. dev. across repeats (as %timeit)
+    eager_first_s: float | None = None    # first call, warm-up included
+    eager_loops: int = 0
+    eager_repeats: int = 0
+    eager_runs: list = field(default_factory=list)   # per-call time of each repeat
+    # first jit call, split
+    trace_s: float | None = None
+    lower_s: float | None = None
+    compile_s: float | None = None
+    first_call_s: float | None = None     # the first real call after compiling
+    # steady jit
+    jit_s: float | None = None
+    jit_spread_s: float | None = None
+    jit_loops: int = 0
+    jit_repeats: int = 0
+    jit_runs: list = field(default_factory=list)
+    speedup: float | None = None          # eager_s / jit_s
+    # results
+    results_match: bool | None = None
+    max_abs_diff: float | None = None
+    max_rel_diff: float | None = None
+    leaves: list = field(default_factory=list)        # LeafDiff per output leaf
+    eager_varies: bool | None = None      # eager results changed between calls
+    jit_varies: bool | None = None
+    hints: list = field(default_factory=list)         # likely causes of a difference
+    # tracing
+    traces: int = 0                       # times the function was traced under jit
+    retrace_reasons: list = field(default_factory=list)
+    static_notes: list = field(default_factory=list)  # static args mutated / unhashable
+    eager_retraces: int = 0               # jit cache misses during steady eager calls
+    eager_retrace_reasons: list = field(default_factory=list)
+    # options in effect
+    static_argnums: tuple = ()
+    static_argnames: tuple = ()
+    donate_argnums: tuple = ()
+    donate_argnames: tuple = ()
+    unwrapped_jit: bool = False           # the target was already jitted
+    # donation: [{"name", "shape", "bytes", "usable"}]
+    donated: list = field(default_factory=list)
+    donation_warning: str = ""
+    # cost and memory analyses (None where the backend does not say)
+    flops: float | None = None
+    transcendentals: float | None = None
+    bytes_accessed: float | None = None
+    argument_bytes: int | None = None
+    output_bytes: int | None = None
+    temp_bytes: int | None = None
+    alias_bytes: int | None = None
+    code_bytes: int | None = None
+    # run
+    budget_s: float = DEFAULT_BUDGET
+    total_s: float | None = None
+    interrupted: str | None = None        # phase in which Ctrl-C arrived
+    notes: list = field(default_factory=list)
+
+    @property
+    def compile_total_s(self) -> float | None:
+        parts = [t for t in (self.trace_s, self.lower_s, self.compile_s) if t is not None]
+        return sum(parts) if parts else None
+
+    @property
+    def break_even_calls(self) -> float | None:
+        """Calls after which compiling has paid for itself (None when jit is not faster)."""
+        c = self.compile_total_s
+        if c is None or self.eager_s is None or self.jit_s is None:
+            return None
+        gain = self.eager_s - self.jit_s
+        return c / gain if gain > 0 else None
+
+
+# ---- arguments -------------------------------------------------------------------------
+
+
+def _is_arraylike(x: Any) -> bool:
+    return isinstance(x, (jax.Array, np.ndarray, np.generic, bool, int, float, complex)) \
+        or hasattr(x, "__jax_array__") or (hasattr(x, "shape") and hasattr(x, "dtype"))
+
+
+def _describe(x: Any) -> str:
+    r = repr(x)
+    r = r if len(r) <= 40 else r[:37] + "..."
+    return f"{r}, a {type(x).__name__}"
+
+
+@dataclass
+class _Call:
+    fun: Callable
+    args: tuple
+    kwargs: dict
+    arg_names: list
+    kwarg_names: dict
+    name: str
+    params: list          # positional parameter names of fun, when known
+
+
+def _param_names(fun: Callable) -> list:
+    try:
+        sig = inspect.signature(fun)
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in sig.parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def _norm_argnums(nums, n: int) -> tuple:
+    if nums is None:
+        return ()
+    nums = (nums,) if isinstance(nums, int) else tuple(nums)
+    return tuple(sorted({i + n if i < 0 else i for i in nums}))
+
+
+def _norm_argnames(names) -> tuple:
+    if names is None:
+        return ()
+    return (names,) if isinstance(names, str) else tuple(names)
+
+
+def _static_positions(call: _Call, argnums: tuple, argnames: tuple) -> set:
+    pos = set(argnums)
+    for nm in argnames:
+        if nm in call.params:
+            pos.add(call.params.index(nm))
+    return pos
+
+
+def _label(call: _Call, index: int | None, key: str | None, value: Any) -> str:
+    """`neg=True (a bool)`: the parameter, the caller's source text, the value's type."""
+    if key is not None:
+        param, src = key, call.kwarg_names.get(key, key)
+    else:
+        param = call.params[index] if index < len(call.params) else None
+        src = call.arg_names[index]
+    if src.startswith(f"{param}["):
+        param = None                     # *args / **kwargs entries carry their own path
+    head = f"{param}={src}" if param and src != param else src
+    r = repr(value)
+    shown = "" if r == src or len(r) > 40 else f"{r}, "
+    return f"{head} ({shown}a {type(value).__name__})"
+
+
+def _static_error(call: _Call, problem: str, index: int | None, key: str | None):
+    if key is not None:
+        return StaticArgumentError(problem, call.kwarg_names.get(key, key), None, key)
+    param = call.params[index] if index is not None and index < len(call.params) else None
+    return StaticArgumentError(problem, call.arg_names[index], index, param)
+
+
+def _check_arguments(call: _Call, static_pos: set, static_names: tuple) -> None:
+    """Every traced argument must be made of arrays; every static one hashable."""
+    items = [(i, None, a) for i, a in enumerate(call.args)] + \
+            [(None, k, v) for k, v in call.kwargs.items()]
+    for i, k, value in items:
+        name = call.arg_names[i] if k is None else call.kwarg_names.get(k, k)
+        static = (i in static_pos) if k is None else (k in static_names)
+        if static:
+            try:
+                hash(value)
+            except TypeError:
+                raise JitArgumentError(
+                    f"static argument {_label(call, i, k, value)} is not hashable, and jit "
+                    "keys its cache on static values",
+                    "pass a tuple instead of a list, or leave an array argument traced"
+                ) from None
+            continue
+        bad = [leaf for leaf in jax.tree_util.tree_leaves(value) if not _is_arraylike(leaf)]
+        if bad:
+            what = "is not an array" if bad[0] is value else \
+                f"holds {_describe(bad[0])}, not only arrays"
+            raise _static_error(call, f"argument {_label(call, i, k, value)} {what}, so jit "
+                                "cannot trace it", i, k)
+
+
+def _concretization_argument(exc: BaseException, call: _Call, static_pos: set,
+                             static_names: tuple) -> StaticArgumentError | None:
+    """A tracer-to-Python error caused by a non-array argument that should be static."""
+    if not isinstance(exc, (jax.errors.ConcretizationTypeError, TypeError)):
+        return None
+    m = re.search(r"depends on the value of the argument[s]? [`']?([A-Za-z_][\w]*)", str(exc))
+    if not m:
+        return None
+    param = m.group(1)
+    if param in call.kwargs and param not in static_names:
+        value, index, key = call.kwargs[param], None, param
+    elif param in call.params and call.params.index(param) < len(call.args):
+        index = call.params.index(param)
+        if index in static_pos:
+            return None
+        value, key = call.args[index], None
+    else:
+        return None
+    if isinstance(value, (jax.Array, np.ndarray)):
+        return None     # an array used in Python control flow: static would not help
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return _static_error(call, f"argument {_label(call, index, key, value)} is used as a "
+                         f"Python value while tracing ({type(exc).__name__}: {first})",
+                         index, key)
+
+
+def _hash_or_none(x: Any):
+    try:
+        return hash(x)
+    except Exception:
+        return None
+
+
+# ---- the globals we touch, restored --------------------------------------------------
+
+
+class _MissLog(logging.Handler):
+    """Collects JAX's TRACING CACHE MISS explanations, per phase."""
+
+    def __init__(self, forward: bool):
+        super().__init__(logging.DEBUG)
+        self.records: list[tuple[str, str]] = []
+        self.phase = ""
+        self.forward = forward
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            msg = record.getMessage()
+        except Exception:
+            return
+        if "CACHE MISS" in msg:
+            self.records.append((self.phase, msg))
+            if not self.forward:
+                return
+        parent = logging.getLogger(record.name).parent
+        if parent is not None:
+            parent.handle(record)
+
+
+class _Capture:
+    """Turn on jax_explain_cache_misses and capture its log for one measurement only."""
+
+    FLAG = "jax_explain_cache_misses"
+
+    def __enter__(self):
+        self.before = bool(_compat.config_flag(self.FLAG))
+        self.log = _MissLog(forward=self.before)
+        self.loggers = []
+        for name in _compat.CACHE_MISS_LOGGERS:
+            lg = logging.getLogger(name)
+            self.loggers.append((lg, lg.propagate))
+            lg.addHandler(self.log)
+            lg.propagate = False
+        self.gc_was = gc.isenabled()
+        self.explaining = True
+        jax.config.update(self.FLAG, True)
+        return self
+
+    def stop_explaining(self) -> None:
+        """JAX 0.7's explainer can assert on keys it cannot diff; measure without it."""
+        self.explaining = False
+        jax.config.update(self.FLAG, self.before)
+
+    def __exit__(self, *exc):
+        try:
+            jax.config.update(self.FLAG, self.before)
+        finally:
+            for lg, prop in self.loggers:
+                lg.removeHandler(self.log)
+                lg.propagate = prop
+            if self.gc_was:
+                gc.enable()
+        return False
+
+
+# ---- timing ----------------------------------------------------------------------------
+
+
+def _blocker(out: Any) -> Callable:
+    if isinstance(out, jax.Array):
+        return type(out).block_until_ready
+    return jax.block_until_ready
+
+
+def _loop(fn: Callable, args: tuple, kwargs: dict, n: int, block: Callable) -> float:
+    __tracebackhide__ = True
+    timer = time.perf_counter
+    if kwargs:
+        t0 = timer()
+        for _ in range(n):
+            block(fn(*args, **kwargs))
+        return timer() - t0
+    t0 = timer()
+    for _ in range(n):
+        block(fn(*args))
+    return timer() - t0
+
+
+def _loop_fresh(fn: Callable, prepared: list, block: Callable) -> float:
+    """Each call gets its own copies of the donated arguments (made before timing)."""
+    __tracebackhide__ = True
+    timer = time.perf_counter
+    t0 = timer()
+    for args, kwargs in prepared:
+        block(fn(*args, **kwargs))
+    return timer() - t0
+
+
+def _round_loops(n: float) -> int:
+    """Largest 1-2-5 number <= n (as %timeit's loop counts), at least 1."""
+    if n < 1:
+        return 1
+    k = 10 ** int(math.floor(math.log10(n)))
+    for m in (5, 2, 1):
+        if m * k <= n:
+            return m * k
+    return 1
+
+
+class _Timer:
+    """%timeit-style steady timing of one callable within a time share."""
+
+    def __init__(self, fn, args, kwargs, block, fresh: Callable | None, copy_bytes: int):
+        self.fn, self.args, self.kwargs, self.block = fn, args, kwargs, block
+        self.fresh = fresh            # () -> (args, kwargs) with new donated copies
+        self.copy_bytes = copy_bytes
+
+    def timed(self, n: int) -> float:
+        __tracebackhide__ = True
+        if self.fresh is None:
+            return _loop(self.fn, self.args, self.kwargs, n, self.block)
+        prepared = [self.fresh() for _ in range(n)]
+        jax.block_until_ready(prepared)
+        return _loop_fresh(self.fn, prepared, self.block)
+
+    def run(self, share: float, number: int | None, repeat: int | None,
+            runs: list) -> tuple[int, int]:
+        """Fill `runs` with per-call seconds of each repeat; return (loops, repeats).
+
+        Like %timeit: the loop count grows until a batch takes a fair part of a repeat's
+        share of the budget; a call slower than that is timed once per repeat, with as
+        many repeats as the budget holds (unless `repeat` was given).
+        """
+        __tracebackhide__ = True
+        start = time.perf_counter()
+        reps = repeat or DEFAULT_REPEAT
+        gc_was = gc.isenabled()
+        gc.disable()
+        try:
+            if number is None:
+                per_repeat = share / reps
+                t = self.timed(1)
+                if per_repeat / 5 <= t < per_repeat:
+                    t = min(t, self.timed(1))     # one slow first sample is often noise
+                if t >= per_repeat / 5:
+                    number = max(1, int(per_repeat / t)) if t < per_repeat else 1
+                    if number == 1:
+                        if repeat is None:
+                            reps = max(1, min(reps, int(share / max(t, 1e-9))))
+                        runs.append(t)          # the calibration call is the first repeat
+                else:
+                    n = 1
+                    while t < min(0.02, per_repeat / 5) and n < 10**7:
+                        n *= 4 if t < 0.002 else 2
+                        t = self.timed(n)
+                    left = max(share - (time.perf_counter() - start), share / 2)
+                    number = _round_loops(left / reps / max(t / n, 1e-9))
+            if self.fresh is not None and self.copy_bytes:
+                number = max(1, min(number, MAX_DONATION_COPIES_BYTES // self.copy_bytes))
+            while len(runs) < reps:
+                runs.append(self.timed(number) / number)
+        finally:
+            if gc_was:
+                gc.enable()
+        return number, reps
+
+
+def _summary(runs: list) -> tuple[float | None, float | None]:
+    if not runs:
+        return None, None
+    return statistics.median(runs), (statistics.pstdev(runs) if len(runs) > 1 else 0.0)
+
+
+# ---- results ---------------------------------------------------------------------------
+
+
+def _rtol(dtype: np.dtype) -> float:
+    if dtype.name == "bfloat16":
+        return _RTOL_BF16
+    if np.issubdtype(dtype, np.complexfloating):
+        return _RTOL.get(dtype.itemsize // 2, 1e-4)
+    if np.issubdtype(dtype, np.floating) or "float" in dtype.name:
+        return _RTOL.get(dtype.itemsize, 0.25)
+    return 0.0
+
+
+def _host(x: Any) -> np.ndarray:
+    return np.asarray(jax.device_get(x))
+
+
+def compare_outputs(ref: Any, got: Any) -> tuple[bool, float, float, list[LeafDiff]]:
+    """Compare `got` (jit) with `ref` (eager) leaf by leaf.
+
+    A float leaf matches when max|got - ref| <= rtol(dtype) * max|ref| (NaNs in the same
+    places); integer and bool leaves must be equal.
+    """
+    ref_leaves, ref_tree = jax.tree_util.tree_flatten_with_path(ref)
+    got_leaves, got_tree = jax.tree_util.tree_flatten_with_path(got)
+    if ref_tree != got_tree:
+        d = LeafDiff("output", "", (), math.inf, math.inf, 0.0, False,
+                     f"structure differs: eager {ref_tree}, jit {got_tree}")
+        return False, math.inf, math.inf, [d]
+    diffs, max_abs, max_rel = [], 0.0, 0.0
+    for (path, r), (_, g) in zip(ref_leaves, got_leaves):
+        name = jax.tree_util.keystr(path) or "output"
+        python_scalar = not hasattr(r, "dtype")     # eager returned a Python number
+        r, g = _host(r), _host(g)
+        rtol = _rtol(g.dtype)
+        if r.shape != g.shape:
+            diffs.append(LeafDiff(name, str(g.dtype), g.shape, math.inf, math.inf, rtol, False,
+                                  f"shape differs: eager {r.shape}, jit {g.shape}"))
+            max_abs = max_rel = math.inf
+            continue
+        problem = ""
+        if r.dtype != g.dtype and not python_scalar:
+            problem = f"dtype differs: eager {r.dtype}, jit {g.dtype}"
+        if r.dtype.kind in "fc" or g.dtype.kind in "fc" or "float" in g.dtype.name:
+            rf = r.astype(np.complex128 if "c" in (r.dtype.kind + g.dtype.kind) else np.float64)
+            gf = g.astype(rf.dtype)
+            rnan, gnan = np.isnan(rf), np.isnan(gf)
+            if rnan.shape and (rnan != gnan).any() or (not rnan.shape and rnan != gnan):
+                problem = problem or "NaN in different places"
+            both = ~(rnan | gnan)
+            with np.errstate(invalid="ignore", over="ignore"):
+                delta = np.abs(np.where(both, gf - rf, 0))
+                delta = np.where(np.isnan(delta), 0, delta)      # inf - inf at same spot
+                scale = float(np.max(np.abs(np.where(both & np.isfinite(rf), rf, 0)),
+                                     initial=0.0))
+            a = float(np.max(delta, initial=0.0))
+            rel = a / scale if scale > 0 else (0.0 if a == 0 else math.inf)
+            ok = (rel <= rtol if scale > 0 else a <= rtol) and not problem
+        else:
+            ok = bool(np.array_equal(r, g)) and not problem
+            with np.errstate(over="ignore"):
+                a = float(np.max(np.abs(g.astype(np.float64) - r.astype(np.float64)),
+                                 initial=0.0)) if r.size else 0.0
+            scale = float(np.max(np.abs(r.astype(np.float64)), initial=0.0)) if r.size else 0.0
+            rel = a / scale if scale > 0 else (0.0 if a == 0 else math.inf)
+        diffs.append(LeafDiff(name, str(g.dtype), tuple(g.shape), a, rel, rtol, ok, problem))
+        max_abs, max_rel = max(max_abs, a), max(max_rel, rel)
+    return all(d.ok for d in diffs), max_abs, max_rel, diffs
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return compare_outputs(a, b)[0]
+    except Exception:
+        return False
+
+
+def _hints(m: JitMeasurement) -> list[str]:
+    out = []
+    if m.eager_varies:
+        out.append("the eager results change from call to call: the function reads state "
+                   "that changes (a global, a counter, a closure) or draws random numbers "
+                   "outside JAX (numpy.random, random); jit froze those values when it traced")
+    if m.results_match is False:
+        bad = [d for d in m.leaves if not d.ok]
+        if any(d.problem.startswith(("structure", "shape", "dtype")) for d in bad):
+            out.append("jit returned a different structure, shape or dtype: Python scalars "
+                       "become weakly-typed arrays, and float64 needs jax_enable_x64")
+        small = [d for d in bad if not d.problem and d.rtol and d.max_rel < 100 * d.rtol]
+        if small and not m.eager_varies:
+            out.append("float reassociation: XLA fuses and reorders floating-point work, so "
+                       "sums and reductions round differently; differences this small are "
+                       "expected, compare with a looser tolerance")
+        elif not m.eager_varies:
+            out.append("the function may read Python state that changed between the eager "
+                       "call and tracing (a global, an attribute, a closure), or randomness "
+                       "seeded outside JAX; under jit such values are constants")
+    if m.jit_varies:
+        out.append("the jitted results change between calls: a host callback or an input "
+                   "that is modified in place")
+    return out
+
+
+# ---- donation ----------------------------------------------------------------------------
+
+
+def _aval_text(x: Any) -> str:
+    shape = ",".join(str(d) for d in np.shape(x))
+    return f"{np.asarray(x).dtype.name if not hasattr(x, 'dtype') else np.dtype(x.dtype).name}[{shape}]"
+
+
+def _donation(call: _Call, argnums: tuple, argnames: tuple, warning: str) -> list[dict]:
+    unusable = []
+    if warning:
+        m = re.search(r"not usable:\s*(.*?)\.\s*(?:\n|See|$)", warning, re.S)
+        if m:
+            unusable = [s.strip() for s in m.group(1).split(", ")]
+            unusable = [re.sub(r"^ShapedArray\((.*)\)$", r"\1", s) for s in unusable]
+    whole = "not implemented" in warning
+    out = []
+    donated = [(call.arg_names[i], call.args[i]) for i in argnums if i < len(call.args)]
+    donated += [(call.kwarg_names.get(k, k), call.kwargs[k]) for k in argnames
+                if k in call.kwargs]
+    for name, value in donated:
+        leaves = jax.tree_util.tree_leaves(value)
+        usable = True
+        for leaf in leaves:
+            text = _aval_text(leaf)
+            if text in unusable:
+                unusable.remove(text)
+                usable = False
+        nbytes = sum(int(np.size(x)) * np.dtype(getattr(x, "dtype", np.float32)).itemsize
+                     for x in leaves)
+        shape = _aval_text(leaves[0]) if len(leaves) == 1 else f"{len(leaves)} arrays"
+        out.append({"name": name, "shape": shape, "bytes": nbytes,
+                    "usable": False if whole else usable})
+    return out
+
+
+def _copy(x: Any) -> Any:
+    return jax.tree_util.tree_map(lambda a: jax.numpy.array(a, copy=True), x)
+
+
+# ---- the measurement ---------------------------------------------------------------------
+
+
+def _clean_miss(msg: str) -> str:
+    """Drop the header's call site when it is jaxmagic's own line, keep the reason."""
+    lines = msg.splitlines()
+    head = lines[0] if lines else msg
+    if "jaxmagic" in head or "timing.py" in head:
+        head = "TRACING CACHE MISS"
+    head = re.sub(r" costing [\d.]+ ms because:?$", ":", head)
+    return "\n".join([head] + [ln for ln in lines[1:]])
+
+
+def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
+            arg_names: Sequence[str] | None = None, kwarg_names: dict | None = None,
+            name: str | None = None, static_argnums=None, static_argnames=None,
+            donate_argnums=None, donate_argnames=None, number: int | None = None,
+            repeat: int | None = None, budget: float | None = None, eager: bool = True,
+            result: JitMeasurement | None = None) -> JitMeasurement:
+    """Measure `func(*args, **kwargs)` eagerly and under `jax.jit`; see the module doc.
+
+    Fills and returns `result` (a JitMeasurement, or a subclass such as the view).
+    Raises StaticArgumentError for an argument jit cannot trace, and whatever the
+    function raises. Ctrl-C stops the measurement and returns the partial result.
+    """
+    __tracebackhide__ = True
+    t_start = time.perf_counter()
+    kwargs = dict(kwargs or {})
+    m = result if result is not None else JitMeasurement()
+    m.budget_s = float(budget) if budget else DEFAULT_BUDGET
+    if number is not None and number < 1 or repeat is not None and repeat < 1:
+        raise ValueError("number and repeat must be at least 1")
+
+    fun, inherited = func, {}
+    opts = _compat.jit_options(func)
+    if opts is not None:
+        fun, inherited = opts
+        m.unwrapped_jit = True
+    names = list(arg_names) if arg_names is not None else [f"arg{i}" for i in range(len(args))]
+    call = _Call(fun, tuple(args), kwargs, names,
+                 dict(kwarg_names or {k: k for k in kwargs}),
+                 name or f"{getattr(func, '__name__', 'f')}(...)", _param_names(fun))
+    m.name = call.name
+    n = len(call.args)
+    # options given here replace the jitted target's own (static and donate separately)
+    if static_argnums is None and static_argnames is None:
+        static_argnums = inherited.get("static_argnums")
+        static_argnames = inherited.get("static_argnames")
+    if donate_argnums is None and donate_argnames is None:
+        donate_argnums = inherited.get("donate_argnums")
+        donate_argnames = inherited.get("donate_argnames")
+    sn, snames = _norm_argnums(static_argnums, n), _norm_argnames(static_argnames)
+    dn, dnames = _norm_argnums(donate_argnums, n), _norm_argnames(donate_argnames)
+    # jax resolves names given for positional parameters itself; keep only the ones used
+    m.static_argnums, m.static_argnames = sn, snames
+    m.donate_argnums, m.donate_argnames = dn, dnames
+    static_pos = _static_positions(call, sn, snames)
+    donate_pos = set(dn) | {call.params.index(k) for k in dnames if k in call.params}
+    donate_keys = {k for k in dnames if k in call.kwargs}
+    for what, nums in (("static", sn), ("donate", dn)):
+        if bad := sorted(i for i in nums if (i >= n and i >= len(call.params)) or i < 0):
+            raise JitArgumentError(f"{what}_argnums {bad[0]} is out of range: the call has "
+                                   f"{n} positional argument{'s' if n != 1 else ''}",
+                                   f"count positional arguments from 0 (0..{n - 1})")
+    if bad := sorted(static_pos & donate_pos):
+        raise JitArgumentError(f"argument {call.arg_names[bad[0]]} cannot be both static "
+                               "and donated", "donate only array arguments")
+    _check_arguments(call, static_pos, snames)
+    try:
+        m.backend = f"{jax.default_backend()} ({jax.devices()[0].device_kind})"
+    except Exception:
+        m.backend = jax.default_backend()
+
+    # the jitted side: a wrapper counting traces, with fresh copies of donated inputs
+    trace_count = [0]
+
+    @functools.wraps(fun)
+    def traced_fun(*a, **k):
+        trace_count[0] += 1
+        return fun(*a, **k)
+
+    jit_kwargs = {}
+    if sn:
+        jit_kwargs["static_argnums"] = sn
+    if snames:
+        jit_kwargs["static_argnames"] = snames
+    if dn:
+        jit_kwargs["donate_argnums"] = dn
+    if dnames:
+        jit_kwargs["donate_argnames"] = dnames
+    jitted = jax.jit(traced_fun, **jit_kwargs)
+
+    donating = bool(donate_pos or donate_keys)
+
+    def fresh():
+        a = tuple(_copy(x) if i in donate_pos else x for i, x in enumerate(call.args))
+        k = {key: (_copy(v) if key in donate_keys else v) for key, v in call.kwargs.items()}
+        return a, k
+
+    donated_values = [call.args[i] for i in donate_pos if i < n] + \
+        [call.kwargs[key] for key in donate_keys]
+    copy_bytes = sum(int(np.size(x)) * np.dtype(x.dtype).itemsize
+                     for x in jax.tree_util.tree_leaves(donated_values) if hasattr(x, "dtype"))
+
+    statics = [(call.arg_names[i], call.args[i]) for i in sorted(static_pos) if i < n] + \
+        [(call.kwarg_names.get(k, k), v) for k, v in call.kwargs.items() if k in snames]
+
+    phase = "eager"
+    eager_first = jit_first = None
+    with _Capture() as cap:
+        log = cap.log
+
+        def guarded(step: Callable):
+            """Run a step; if JAX's cache-miss explainer itself fails, rerun without it."""
+            __tracebackhide__ = True
+            try:
+                return step()
+            except AssertionError:
+                if not cap.explaining:
+                    raise
+                cap.stop_explaining()
+                m.notes.append("JAX could not explain a cache miss (its explainer failed "
+                               "on this key); measured without explanations")
+                return step()
+
+        try:
+            # 1. eager, first call (warm-up: op-by-op dispatch compiles each primitive)
+            if eager:
+                phase = log.phase = "eager"
+
+                def eager_once():
+                    __tracebackhide__ = True
+                    t0 = time.perf_counter()
+                    out = fun(*call.args, **call.kwargs)
+                    jax.block_until_ready(out)
+                    return out, time.perf_counter() - t0
+
+                eager_first, m.eager_first_s = guarded(eager_once)
+
+            # 2. first jit call: trace, lower, compile, then the first real call
+            phase = log.phase = "trace"
+            before = [(nm, _hash_or_none(v)) for nm, v in statics]
+            a0, k0 = call.args, call.kwargs     # trace/lower/compile run nothing
+            donation_warning = ""
+
+            def aot():
+                __tracebackhide__ = True
+                nonlocal phase
+                t0 = time.perf_counter()
+                traced = jitted.trace(*a0, **k0) if hasattr(jitted, "trace") else None
+                t1 = time.perf_counter()
+                phase = log.phase = "lower"
+                lowered = traced.lower() if traced is not None else jitted.lower(*a0, **k0)
+                t2 = time.perf_counter()
+                phase = log.phase = "compile"
+                compiled = lowered.compile()
+                t3 = time.perf_counter()
+                return compiled, (t1 - t0 if traced is not None else None, t2 - t1, t3 - t2)
+
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    compiled, (m.trace_s, m.lower_s, m.compile_s) = guarded(aot)
+                except Exception as e:
+                    problem = _concretization_argument(e, call, static_pos, snames)
+                    if problem is not None:
+                        raise problem from e
+                    raise
+            for w in caught:
+                text = str(w.message)
+                if "donated buffers" in text or "Donation is not implemented" in text:
+                    donation_warning = text
+                else:
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            m.donation_warning = donation_warning
+            if donating:
+                m.donated = _donation(call, tuple(sorted(i for i in donate_pos if i < n)),
+                                      tuple(sorted(donate_keys)), donation_warning)
+            for (nm, h0), (_, v) in zip(before, statics):
+                h1, h2 = _hash_or_none(v), _hash_or_none(v)
+                if h1 != h2:
+                    m.static_notes.append(f"static argument {nm} hashes differently each time "
+                                          "it is hashed, so jit never finds it in its cache")
+                elif h0 != h1:
+                    m.static_notes.append(f"static argument {nm} changed while the function "
+                                          "was traced (its hash changed): the function "
+                                          "mutates it, so later calls may look new to jit's "
+                                          "cache")
+            _analyses(m, compiled)
+
+            phase = log.phase = "first call"
+
+            def first_call():
+                __tracebackhide__ = True
+                a, k = fresh() if donating else (call.args, call.kwargs)
+                if donating:
+                    jax.block_until_ready((a, k))
+                t0 = time.perf_counter()
+                out = jitted(*a, **k)
+                jax.block_until_ready(out)
+                return out, time.perf_counter() - t0
+
+            jit_first, m.first_call_s = guarded(first_call)
+            if eager_first is not None:
+                m.results_match, m.max_abs_diff, m.max_rel_diff, m.leaves = \
+                    compare_outputs(eager_first, jit_first)
+
+            # 3. steady jit
+            phase = log.phase = "steady jit"
+            share = m.budget_s * (0.5 if eager else 1.0)
+            timer = _Timer(jitted, call.args, call.kwargs, _blocker(jit_first),
+                           fresh if donating else None, copy_bytes)
+            m.jit_loops, m.jit_repeats = guarded(
+                lambda: timer.run(share, number, repeat, m.jit_runs))
+            m.jit_s, m.jit_spread_s = _summary(m.jit_runs)
+            a, k = fresh() if donating else (call.args, call.kwargs)
+            jit_last = jitted(*a, **k)
+            m.jit_varies = not _same(jit_first, jit_last)
+
+            # 4. steady eager
+            if eager:
+                phase = log.phase = "steady eager"
+                timer = _Timer(fun, call.args, call.kwargs, _blocker(eager_first), None, 0)
+                m.eager_loops, m.eager_repeats = guarded(
+                    lambda: timer.run(m.budget_s - share, number, repeat, m.eager_runs))
+                m.eager_s, m.eager_spread_s = _summary(m.eager_runs)
+                eager_last = fun(*call.args, **call.kwargs)
+                m.eager_varies = not _same(eager_first, eager_last)
+                if m.jit_s:
+                    m.speedup = m.eager_s / m.jit_s
+        except KeyboardInterrupt:
+            m.interrupted = phase
+            m.jit_s, m.jit_spread_s = _summary(m.jit_runs)
+            m.eager_s, m.eager_spread_s = _summary(m.eager_runs)
+            if m.jit_s and m.eager_s:
+                m.speedup = m.eager_s / m.jit_s
+        finally:
+            m.traces = trace_count[0]
+            jit_phases = ("trace", "lower", "compile", "first call", "steady jit")
+            misses = [msg for ph, msg in log.records if ph in jit_phases]
+            # the first trace of the function is expected; later ones are retraces
+            # (our wrapper is new each time, so JAX's "re-defined repeatedly?" guess for
+            # it is noise)
+            m.retrace_reasons = [_clean_miss(s) for s in misses
+                                 if "never seen function" not in s]
+            eager_misses = [msg for ph, msg in log.records if ph == "steady eager"]
+            m.eager_retraces = len(eager_misses)
+            m.eager_retrace_reasons = [_clean_miss(s) for s in eager_misses[:3]]
+            m.hints = _hints(m)
+            m.total_s = time.perf_counter() - t_start
+    return m
+
+
+def _analyses(m: JitMeasurement, compiled: Any) -> None:
+    cost = _compat.cost_analysis(compiled)
+    m.flops = cost.get("flops")
+    m.transcendentals = cost.get("transcendentals")
+    m.bytes_accessed = cost.get("bytes accessed")
+    try:
+        mem = compiled.memory_analysis()
+    except Exception:
+        mem = None
+    if mem is not None:
+        m.argument_bytes = getattr(mem, "argument_size_in_bytes", None)
+        m.output_bytes = getattr(mem, "output_size_in_bytes", None)
+        m.temp_bytes = getattr(mem, "temp_size_in_bytes", None)
+        m.alias_bytes = getattr(mem, "alias_size_in_bytes", None)
+        m.code_bytes = getattr(mem, "generated_code_size_in_bytes", None) or None
+
+
+__all__ = ["JitMeasurement", "LeafDiff", "JitArgumentError", "StaticArgumentError", "compare_outputs", "measure",
+           "DEFAULT_BUDGET", "DEFAULT_REPEAT"]
