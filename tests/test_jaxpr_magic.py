@@ -6,9 +6,8 @@ import sys
 import textwrap
 
 import pytest
-from IPython.core.error import UsageError
-
 from conftest import run
+from IPython.core.error import UsageError
 
 
 def html_of(cap):

@@ -54,7 +54,10 @@ def _node_style(n: Node) -> tuple[str, str, str]:
 
 
 def to_dot(g: Graph, rankdir: str = "TB", title: str = "") -> str:
-    """DOT source for `g`; big graphs get straight edges and tighter layout limits. Boxes are square because `dot`'s fast PNG renderer (gd) cannot round."""
+    """DOT source for `g`; big graphs get straight edges and tighter layout limits.
+
+    Boxes are square because `dot`'s fast PNG renderer (gd) cannot draw round ones.
+    """
     big = len(g.nodes) > 150
     lines = [
         "digraph jaxpr {",
@@ -86,7 +89,8 @@ def to_dot(g: Graph, rankdir: str = "TB", title: str = "") -> str:
         for n in members.get(cluster, []):
             fill, border, width = _node_style(n)
             tip = n.source or n.title
-            lines.append(f'{indent}  n{n.id} [label={_label(n.title, n.detail, n.where)}, fillcolor="{fill}", '
+            label = _label(n.title, n.detail, n.where)
+            lines.append(f'{indent}  n{n.id} [label={label}, fillcolor="{fill}", '
                          f'color="{border}", penwidth={width}, tooltip="{attr_text(tip)}"'
                          + (", shape=box3d" if n.kind == "call" else "")
                          + (", shape=ellipse" if n.kind in ("input", "output") else "") + "];")

