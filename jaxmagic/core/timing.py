@@ -16,6 +16,7 @@ what was measured so far. Plain data out, no IPython.
 """
 from __future__ import annotations
 
+import ast
 import functools
 import gc
 import inspect
@@ -241,7 +242,11 @@ def _label(call: _Call, index: int | None, key: str | None, value: Any) -> str:
         param = None                     # *args / **kwargs entries carry their own path
     head = f"{param}={src}" if param and src != param else src
     r = repr(value)
-    shown = "" if r == src or len(r) > 40 else f"{r}, "
+    try:
+        literal = ast.literal_eval(src) == value
+    except Exception:
+        literal = False
+    shown = "" if literal or r == src or len(r) > 40 else f"{r}, "
     return f"{head} ({shown}a {type(value).__name__})"
 
 
@@ -701,6 +706,7 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
 
     @functools.wraps(fun)
     def traced_fun(*a, **k):
+        __tracebackhide__ = True
         trace_count[0] += 1
         return fun(*a, **k)
 

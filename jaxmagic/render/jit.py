@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from ..core.timing import JitMeasurement
-from .html import BORDER, ERROR, INK, MONO, MUTED, WARNING, code, esc, panel, svg_img
+from .html import BORDER, ERROR, INK, MONO, MUTED, PANEL, WARNING, esc, panel, svg_img
 
 OK_GREEN = "#047857"
 EAGER_COLOUR = "#f59e0b"
@@ -203,10 +203,13 @@ class JitComparison(JitMeasurement):
             out.append(("hint", f"likely cause: {h}"))
         for s in self.static_notes:
             out.append(("warn", s))
-        for r in self.retrace_reasons[:3]:
-            out.append(("retrace", r))
-        if len(self.retrace_reasons) > 3:
-            out.append(("retrace", f"... {len(self.retrace_reasons) - 3} more cache misses"))
+        reasons: dict[str, int] = {}
+        for r in self.retrace_reasons:           # identical explanations, counted once
+            reasons[r] = reasons.get(r, 0) + 1
+        for r, count in list(reasons.items())[:3]:
+            out.append(("retrace", r if count == 1 else f"{r}\n(× {count} cache misses like this)"))
+        if len(reasons) > 3:
+            out.append(("retrace", f"... {len(reasons) - 3} more different cache misses"))
         for r in self.eager_retrace_reasons[:1]:
             out.append(("retrace", r))
         if self.unwrapped_jit:
@@ -292,12 +295,17 @@ class JitComparison(JitMeasurement):
 
     def html(self) -> str:
         tone = {"ok": OK_GREEN, "bad": ERROR, "warn": WARNING, "muted": MUTED, "": INK}
-        cell = "padding:2px 12px 2px 0;text-align:left;vertical-align:top"
+        # every cell carries the panel colour: notebook themes stripe table rows with
+        # their own (dark) background, which would hide dark ink
+        cell = (f"padding:2px 12px 2px 0;text-align:left;vertical-align:top;border:none;"
+                f"background:{PANEL}")
         rows = "".join(
-            f'<tr><td style="{cell};color:{MUTED};white-space:nowrap">{esc(label)}</td>'
+            f'<tr style="background:{PANEL}">'
+            f'<td style="{cell};color:{MUTED};white-space:nowrap">{esc(label)}</td>'
             f'<td style="{cell};color:{tone[t]}">{esc(value)}</td></tr>'
             for label, value, t in self._rows())
-        table = f'<table style="border-collapse:collapse;margin:0;color:{INK}">{rows}</table>'
+        table = (f'<table style="border-collapse:collapse;margin:0;border:none;color:{INK};'
+                 f'background:{PANEL}">{rows}</table>')
         notes = []
         for kind, note in self._notes():
             colour = {"bad": ERROR, "warn": WARNING, "hint": INK, "retrace": WARNING}.get(
@@ -313,7 +321,8 @@ class JitComparison(JitMeasurement):
         chart = self.chart_svg()
         chart_html = (f'<div style="margin-top:6px">{svg_img(chart, "bar chart: eager, compile and steady jit time", width=520)}</div>'
                       if chart else "")
-        title = f'jit_compare {code(self.name)}'
+        title = (f'jit_compare <code style="{MONO};font-size:12px;color:{INK};'
+                 f'background:#e4e7eb;padding:1px 4px;border-radius:3px">{esc(self.name)}</code>')
         body = table + chart_html + (f'<div style="margin-top:6px;font-size:12px">'
                                      f'{"".join(notes)}</div>' if notes else "")
         return panel(body, title=title)
