@@ -274,9 +274,11 @@ MEASURE_JS = r"""
         const o = getComputedStyle(p).overflowX; if (o === 'auto' || o === 'scroll' || o === 'hidden') { held = true; break; } }
       if (!held) maxRight = Math.max(maxRight, e.getBoundingClientRect().right);
     }
-    // boxes whose content is wider than they show (clipped, or scrolled sideways)
+    // boxes whose content is wider than they show (clipped, or scrolled sideways); a <pre>
+    // of program text that scrolls (HLO, DOT source) is meant to
     const clipped = [out, ...out.querySelectorAll('*')].filter(e => {
       const o = getComputedStyle(e).overflowX;
+      if (e.tagName === 'PRE' && (o === 'auto' || o === 'scroll')) return false;
       return (o === 'auto' || o === 'scroll' || o === 'hidden') && e.scrollWidth > e.clientWidth + 1;
     }).map(e => `<${e.tagName.toLowerCase()}> shows ${e.clientWidth}px of ${e.scrollWidth}px`);
     return {found: true, mime: out.getAttribute('data-mime-type') || '',
@@ -308,11 +310,10 @@ def picture_ink(png: bytes) -> dict:
     from PIL import Image
 
     im = Image.open(io.BytesIO(png)).convert("RGB")
-    im.thumbnail((600, 600))
-    colours = im.getcolors(maxcolors=1 << 20)
+    colours = im.getcolors(maxcolors=1 << 24)
     total = sum(n for n, _ in colours)
     bg = max(colours)[1]
     strong = sum(n for n, c in colours if contrast(c, bg) >= 4.5)
     drawn = sum(n for n, c in colours if contrast(c, bg) >= 1.05)
-    return {"background": bg, "strong_fraction": strong / total,
+    return {"background": bg, "strong": strong, "strong_fraction": strong / total,
             "drawn_fraction": drawn / total, "pixels": total}

@@ -17,7 +17,9 @@ NOTEBOOKS = example_notebooks()
 IDS = [p.stem for p in NOTEBOOKS]
 VIEWPORT = {"width": 1000, "height": 800}
 MIN_CONTRAST, MIN_CONTRAST_LARGE = 4.5, 3.0   # WCAG AA
-MIN_INK = 0.002   # share of a picture's pixels that must stand out (>= 4.5:1) from its background
+# Pixels of a picture that must stand out (>= 4.5:1) from its background: a share, and a
+# count (a big sparse graph has little ink; black on a dark page has none at all).
+MIN_INK, MIN_INK_PIXELS = 0.0005, 100
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -98,7 +100,7 @@ def check_output(page, out, measured, theme) -> list[str]:
             shot = (page.locator(f'[id="cell-id={out.cell_id}"] .jp-OutputArea-child')
                     .nth(out.output_index).locator("img").nth(k).screenshot())
             ink = picture_ink(shot)
-            if ink["strong_fraction"] < MIN_INK:
+            if ink["strong_fraction"] < MIN_INK or ink["strong"] < MIN_INK_PIXELS:
                 bad.append(f"{where}: picture {k} unreadable on {theme}: only "
                            f"{ink['strong_fraction']:.2%} of it contrasts >= 4.5:1 with its "
                            f"background rgb{ink['background']}")
