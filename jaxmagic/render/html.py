@@ -60,7 +60,9 @@ def table(rows: list[list[str]], header: list[str] | None = None) -> str:
 
 
 def code(text: object) -> str:
-    return f'<code style="{MONO};font-size:12px;color:{INK}">{esc(text)}</code>'
+    # Its own background: notebook themes give <code> one (dark on a dark theme).
+    return (f'<code style="{MONO};font-size:12px;color:{INK};background:#e9eef3;'
+            f'padding:0 3px;border-radius:3px">{esc(text)}</code>')
 
 
 def svg_img(svg: bytes | str, alt: str, width: float | None = None) -> str:
