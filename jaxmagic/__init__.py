@@ -5,10 +5,12 @@
 Each magic is a thin front to a public function that returns a view object
 (`_repr_mimebundle_`, `.text()`), usable without IPython.
 """
-from .api import trace
-from .api import compare_jit
+from .api import check_source, compare_jit, explain, trace
+from .api import devices_info, sharding_plan, sharding_view
 
-__all__ = ["trace", "compare_jit", "load_ipython_extension", "unload_ipython_extension"]
+__all__ = ["trace", "compare_jit", "check_source", "explain", "devices_info",
+           "sharding_view", "sharding_plan", "load_ipython_extension",
+           "unload_ipython_extension"]
 __version__ = "0.1.0"
 
 
@@ -18,6 +20,9 @@ def load_ipython_extension(ipython):
 
     if "JaxMagic" not in {type(m).__name__ for m in ipython.magics_manager.registry.values()}:
         ipython.register_magics(JaxMagic(shell=ipython))
+    magics = ipython.magics_manager.registry.get("JaxMagic")
+    if hasattr(magics, "_install_hooks"):
+        magics._install_hooks()        # %jaxcheck: checks before cells, JAX error cards
 
 
 def unload_ipython_extension(ipython):
@@ -28,6 +33,8 @@ def unload_ipython_extension(ipython):
     magics = manager.registry.pop("JaxMagic", None)
     if magics is None:
         return
+    if hasattr(magics, "_remove_hooks"):
+        magics._remove_hooks()
     for kind, table in JaxMagic.magics.items():
         for name in table:
             manager.magics[kind].pop(name, None)

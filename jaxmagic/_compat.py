@@ -124,3 +124,17 @@ def jit_options(f: Any) -> tuple[Any, dict] | None:
 def config_flag(name: str) -> Any:
     """The current value of a boolean jax.config option such as jax_explain_cache_misses."""
     return getattr(jax.config, name)
+
+
+def x64_enabled() -> bool:
+    """Whether `jax_enable_x64` is on right now (jaxcheck's 64-bit dtype rule)."""
+    return bool(jax.config.read("jax_enable_x64"))
+
+
+def jit_cache_size(f: Any) -> int:
+    """How many compiled versions a `jax.jit` function holds (0: never called), else 0."""
+    size = getattr(f, "_cache_size", None)
+    try:
+        return int(size()) if callable(size) else 0
+    except Exception:
+        return 0

@@ -4,7 +4,7 @@ The magics are one way to call these; scripts and tests call them directly.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .core import graph as _graph
 from .core import trace as _trace
@@ -32,8 +32,14 @@ def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
                      stage_text=stage_text, **options)
 
 
-def error_card(exc: BaseException) -> ErrorCard | None:
-    """A card naming the user's failing line for an error raised by JAX, else None."""
+def error_card(exc: BaseException, src: str | None = None, label=None):
+    """A card naming the user's failing line for an error raised by JAX, else None.
+
+    Known sharp bits get jaxcheck's card (rule, line, fix: see `explain`); other JAX
+    errors get a plain card naming the line."""
+    finding = explain(exc, src, label=label)
+    if finding is not None:
+        return finding
     if not is_jax_error(exc):
         return None
     frame = user_frame(exc)
@@ -73,3 +79,35 @@ def compare_call(call: BoundCall, **options: Any) -> "JitComparison":
     return measure(call.func, call.args, call.kwargs, arg_names=call.arg_names,
                    kwarg_names=call.kwarg_names, name=call.source, result=JitComparison(),
                    **options)
+
+
+# ---- %jaxcheck: JAX's sharp bits ---------------------------------------------------------
+
+if TYPE_CHECKING:
+    from .render.cards import Findings, FindingView
+
+def check_source(src: str, *, namespace: dict | None = None, x64: bool | None = None,
+                 filename: str | None = None) -> "Findings":
+    """Static jaxcheck findings for a cell or file (`%%jaxcheck`, `python -m jaxmagic check`).
+
+    A list of Finding (rule, severity, line, message, fix, ...) that displays as cards.
+    `namespace` (a notebook's) tells which names already hold JAX arrays; `x64` is the
+    current `jax_enable_x64`."""
+    from .core.checks import check_source as _check
+    from .render.cards import Findings
+
+    return Findings(_check(src, namespace=namespace, x64=x64, filename=filename))
+
+
+def explain(exc: BaseException, src: str | None = None, *, label=None) -> "FindingView | None":
+    """The jaxcheck finding for an exception raised by JAX: its rule, the user's failing
+    line (the last frame of their code, not the `def` JAX names), message and fix. None
+    when the exception is not one the catalogue knows."""
+    from .core.checks import explain as _explain
+    from .render.cards import FindingView
+
+    try:
+        finding = _explain(exc, src, label=label)
+    except Exception:     # the explainer must never hide the user's own error
+        return None
+    return FindingView.of(finding) if finding is not None else None

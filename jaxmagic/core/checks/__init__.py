@@ -51,15 +51,13 @@ class Checker:
             src, offset = raw, 0
         self.state.commit = commit
         try:
-            found = analyze(src, namespace=namespace, x64=x64, state=self.state,
-                            line_offset=offset, cell=label)
+            # a `%%magic` cell's lines count from its body, as IPython's tracebacks do
+            found = analyze(src, namespace=namespace, x64=x64, state=self.state, cell=label)
         finally:
             self.state.commit = True
-        if offset:       # show the line as written in the cell
-            lines = raw.split("\n")
-            found = [f.with_(source=lines[f.line - 1]) if f.line - 1 < len(lines) else f
-                     for f in found]
-        return found
+        lines = raw.split("\n")[offset:]
+        return [f.with_(source=lines[f.line - 1]) if f.line - 1 < len(lines) else f
+                for f in found]      # the line as written (magics unmasked)
 
     def reset(self) -> None:
         self.__init__()

@@ -62,7 +62,8 @@ RULES: dict[str, Rule] = {r.id: r for r in (
          _SHARP),
     Rule("JX304", "purity", "warning", "jitted function captured a global that changes",
          _SHARP),
-    Rule("JX305", "purity", "error", "leaked tracer", _ERRORS + "#jax.errors.UnexpectedTracerError"),
+    Rule("JX305", "purity", "error", "leaked tracer",
+         _ERRORS + "#jax.errors.UnexpectedTracerError"),
     Rule("JX306", "purity", "warning", "NumPy/Python randomness inside a traced function",
          _SHARP),
     # indexing

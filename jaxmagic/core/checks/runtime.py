@@ -15,7 +15,7 @@ import types
 from typing import Callable
 
 from ..errors import is_cell, is_user_file
-from .model import RULES, Finding, char_col
+from .model import RULES, Finding
 from .static import analyze
 
 _AUG = re.compile(r"\]\s*(\*\*|//|>>|<<|[-+*/%@&|^])=")

@@ -249,6 +249,7 @@ class FuncInfo:
     global_reads: dict = field(default_factory=dict)   # name -> first line read
     parent: Any = None                 # enclosing _Ctx for nested functions
     cell: str = ""                     # where it was defined (for cross-cell messages)
+    src: str | None = None             # the source it was defined in
 
     @property
     def traced(self) -> bool:
@@ -382,8 +383,9 @@ class Analyzer:
         self.funcs: dict[ast.AST, FuncInfo] = {}
         self.defs_by_name: dict[str, list[FuncInfo]] = {}
         self.calls_by_name: dict[str, list[ast.Call]] = {}
-        self.x64 = bool(x64) or self.state.x64
-        self.x64_line: int | None = None
+        self.x64_base = bool(x64) if x64 is not None else self.state.x64
+        self.x64_toggles: list[tuple[int, bool]] = []    # config.update lines in order
+        self._line = 0
         self.module_assigns: dict[str, list[int]] = {}   # top-level rebinding lines
         self.done: set[tuple] = set()
         self.queue: list[tuple] = []
@@ -399,6 +401,7 @@ class Analyzer:
             ast.Slice: self._slice, ast.Await: self._await,
         }
         self._np = self._jnp = self._jax_name = self._lax = self._partial = None
+        self._foreign: list[tuple] = []
         self._arrays: dict[int, set] = {}
 
     # ---- entry ---------------------------------------------------------------------
@@ -417,6 +420,7 @@ class Analyzer:
         while self.queue:
             fn, traced_params, staged, parent = self.queue.pop(0)
             self._function(fn, traced_params, staged, parent)
+        self._foreign_functions()
         self._stale_captures(tree)
         self._commit()
         return sorted(self.findings.values(), key=sort_key)
@@ -452,7 +456,7 @@ class Analyzer:
         for node, _ in defs:
             params, defaults = _params(node)
             fn = FuncInfo(node, node.name, params, defaults,
-                          class_name=self._class_of.get(node), cell=self.cell)
+                          class_name=self._class_of.get(node), cell=self.cell, src=self.src)
             self.funcs[node] = fn
             self.defs_by_name.setdefault(node.name, []).append(fn)
             for dec in node.decorator_list:
@@ -480,25 +484,31 @@ class Analyzer:
                     for pos in positions:
                         if pos + 1 < len(call.args):
                             self._mark_transformed(call.args[pos + 1], kind, call, inner)
-            elif self._is_x64_call(call, q):
-                self.x64 = True
-                self.x64_line = call.lineno
-        if _X64_RE.search(self.src) and self.x64_line is None:
-            m = _X64_RE.search(self.src)
-            line = self.src.count("\n", 0, m.start()) + 1
-            text = self.lines[line - 1]
-            if "True" in text or "=1" in text.replace(" ", "") or "enable_x64()" in text:
-                self.x64 = True
-                self.x64_line = line
+            elif q.endswith("config.update") and len(call.args) >= 2 and \
+                    type(call.args[0]) is ast.Constant and \
+                    call.args[0].value == "jax_enable_x64" and \
+                    type(call.args[1]) is ast.Constant:
+                self.x64_toggles.append((call.lineno, bool(call.args[1].value)))
+        if not self.x64_toggles:
+            for m in _X64_RE.finditer(self.src):
+                line = self.src.count("\n", 0, m.start()) + 1
+                text = self.lines[line - 1].replace(" ", "")
+                if "True" in text or "=\"1\"" in text or "='1'" in text or \
+                        "enable_x64()" in text:
+                    self.x64_toggles.append((line, True))
+        self.x64_toggles.sort()
+
+    @property
+    def x64(self) -> bool:
+        """jax_enable_x64 at the statement being analysed."""
+        v = self.x64_base
+        for line, val in self.x64_toggles:
+            if line > self._line:
+                break
+            v = val
+        return v
 
     _class_of: dict = {}
-
-    def _is_x64_call(self, call: ast.Call, q: str) -> bool:
-        if not q.endswith("config.update") or len(call.args) < 2:
-            return False
-        a, b = call.args[0], call.args[1]
-        return isinstance(a, ast.Constant) and a.value == "jax_enable_x64" and \
-            isinstance(b, ast.Constant) and bool(b.value)
 
     def _transform_of(self, dec: ast.AST) -> tuple[str, str, list[ast.keyword]] | None:
         """(kind, canonical, keywords) when `dec` is a transform (maybe via partial)."""
@@ -577,15 +587,22 @@ class Analyzer:
             fn = self.funcs.get(arg)
             if fn is None:
                 params, defaults = _params(arg)
-                fn = FuncInfo(arg, "<lambda>", params, defaults, cell=self.cell)
+                fn = FuncInfo(arg, "<lambda>", params, defaults, cell=self.cell,
+                              src=self.src)
                 self.funcs[arg] = fn
             self._set_transform(fn, kind, q, call.keywords if q in ("jax.jit", "jax.pmap")
                                 else [], call)
             return
         if isinstance(arg, ast.Name):
-            for fn in self.defs_by_name.get(arg.id, ()):
-                self._set_transform(fn, kind, q, call.keywords if q in ("jax.jit", "jax.pmap")
-                                    else [], call)
+            kws = call.keywords if q in ("jax.jit", "jax.pmap") else []
+            fns = self.defs_by_name.get(arg.id, ())
+            for fn in fns:
+                self._set_transform(fn, kind, q, kws, call)
+            if not fns:      # defined in an earlier cell
+                v = self.state.env.get(arg.id)
+                fn = v.func if v is not None and v.kind == "func" else None
+                if fn is not None and fn.src is not None and fn.src != self.src:
+                    self._foreign.append((fn, kind, q, kws))
             return
         if isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name) \
                 and arg.value.id == "self":
@@ -706,6 +723,8 @@ class Analyzer:
 
     def _stmt(self, s, ctx: _Ctx, top: bool) -> None:
         t = type(s)
+        if top:
+            self._line = s.lineno
         if t is ast.Expr:
             self._expr_stmt(s, ctx)
         elif t is ast.Assign:
@@ -771,7 +790,7 @@ class Analyzer:
                 self._control_flow(s, s.test, ctx, "assert")
         elif t is ast.With or t is ast.AsyncWith:
             for item in s.items:
-                v = self.ev(item.context_expr, ctx)
+                self.ev(item.context_expr, ctx)
                 if item.optional_vars is not None:
                     self._bind_target(item.optional_vars, UNKNOWN, ctx, s, top)
             self._body(s.body, ctx, top)
@@ -1031,6 +1050,55 @@ class Analyzer:
 
     # ---- functions ---------------------------------------------------------------------
 
+    def _foreign_functions(self) -> None:
+        """Functions defined in earlier cells and transformed (or called traced) here:
+        analyse them in their own source, and report at their own cell's lines."""
+        seen = set()
+        for item in self._foreign:
+            fn = item[0]
+            if isinstance(item[1], str):
+                kind, q, kws = item[1], item[2], item[3]
+                traced_params = staged = None
+            else:
+                kind = q = kws = None
+                traced_params, staged = item[2], item[3]
+            key = (fn.cell, fn.line, fn.name, kind, traced_params, staged)
+            if key in seen:
+                continue
+            seen.add(key)
+            try:
+                tree = ast.parse(fn.src)
+            except SyntaxError:
+                continue
+            sub = Analyzer(fn.src, namespace=self.ns, x64=self.x64,
+                           state=CheckState(env=dict(self.state.env),
+                                            aliases=dict(self.aliases), commit=False),
+                           cell=fn.cell)
+            sub._class_of = {}
+            sub._loops = []
+            sub._prepass(tree)
+            sfn = next((f for f in sub.funcs.values() if f.line == fn.line and
+                        f.name == fn.name), None)
+            if sfn is None:
+                continue
+            if kind is not None:
+                sub._set_transform(sfn, kind, q, kws, None)
+            sub.module = _Ctx()
+            sub.module.env = dict(self.state.env)
+            mark = len(sub.findings)
+            sub._body(tree.body, sub.module, top=True)
+            for k in list(sub.findings)[mark:]:
+                del sub.findings[k]            # that cell's own code was checked already
+            sub._schedule(sfn, None, traced_params, staged)
+            while sub.queue:
+                sub._function(*sub.queue.pop(0))
+            end = getattr(sfn.node, "end_lineno", sfn.line)
+            for (rule, line, col), f in sub.findings.items():
+                if sfn.line <= line <= end:
+                    self.findings[(fn.cell, rule, line, col)] = f.with_(
+                        where=f"{fn.cell}, line {f.line}" if fn.cell else f.where,
+                        filename=fn.cell or None)
+
     def _schedule(self, fn: FuncInfo, parent: _Ctx | None, traced_params=None,
                   staged=None) -> None:
         if traced_params is None:
@@ -1046,6 +1114,9 @@ class Analyzer:
         if key in self.done:
             return
         self.done.add(key)
+        if fn.src is not None and fn.src != self.src:       # from an earlier cell
+            self._foreign.append((fn, None, traced_params, staged))
+            return
         self.queue.append((fn, traced_params, staged, parent if parent is not None else
                            fn.parent))
 
@@ -1113,6 +1184,7 @@ class Analyzer:
         node = fn.jit_node
         if node is None:
             return None
+        lines = self.lines if fn.src in (None, self.src) else fn.src.split("\n")
         if fn.jit_is_decorator:
             if isinstance(node, ast.Call) and self.resolve(node.func) == "functools.partial":
                 new = _copy_call(node)
@@ -1121,13 +1193,13 @@ class Analyzer:
             else:
                 new = ast.Call(ast.Name(self.partial, ast.Load()), [node], [])
             _add_statics(new, names, argnums)
-            line = self.lines[node.lineno - 1]
-            indent = line[: len(line) - len(line.lstrip())]
-            return f"{indent}@{ast.unparse(new)}".strip()
-        if isinstance(node, ast.Call):
+            return f"@{ast.unparse(new)}"
+        if isinstance(node, ast.Call) and node.lineno == node.end_lineno:
             new = _copy_call(node)
             _add_statics(new, names, argnums)
-            return self.replace(node, ast.unparse(new))
+            line = lines[node.lineno - 1]
+            a, b = char_col(line, node.col_offset), char_col(line, node.end_col_offset)
+            return (line[:a] + ast.unparse(new) + line[b:]).strip()
         return None
 
     # ---- expressions -------------------------------------------------------------------
@@ -1208,8 +1280,8 @@ class Analyzer:
                 if _traced(c):
                     self._control_flow(cond, cond, ctx, "if")
         if type(node) is ast.DictComp:
-            k = self.ev(node.key, ctx)
-            v = self.ev(node.value, ctx)
+            self.ev(node.key, ctx)
+            self.ev(node.value, ctx)
             return AV("dict")
         v = self.ev(node.elt, ctx)
         return AV("list", traced=_traced(v)) if type(node) is not ast.GeneratorExp else \
@@ -1485,7 +1557,8 @@ class Analyzer:
             t = next((a for a in args if _traced(a)), None)
             if t is not None:
                 name = q[5:]
-                new = self.replace(node, f"{self.jnp}.{name}({', '.join(self.seg(a) for a in node.args)})")
+                args_text = ", ".join(self.seg(a) for a in node.args)
+                new = self.replace(node, f"{self.jnp}.{name}({args_text})")
                 self.add("JX207", node, f"`{self.seg(node)}` converts a traced value to a "
                          "Python float (ConcretizationTypeError).",
                          f"use the jax.numpy function: {self.jnp}.{name}(...)", rewrite=new)
@@ -1697,7 +1770,6 @@ class Analyzer:
                 shape = tuple(v)
             dtype = "float32"
         if dt is not None:
-            d = self.ev(dt, self.module) if False else None
             if type(dt) is ast.Constant and isinstance(dt.value, str):
                 dtype = dt.value
             elif type(dt) in (ast.Attribute, ast.Name):
@@ -1727,7 +1799,7 @@ class Analyzer:
                 conv = name in ("asarray", "array")
                 self.add("JX207", node, f"`{self.seg(node)}` converts a tracer to a NumPy "
                          "array (TracerArrayConversionError)" + (
-                             "" if conv else f": NumPy cannot run on traced values") + ".",
+                             "" if conv else ": NumPy cannot run on traced values") + ".",
                          f"use {self.jnp}.{name} — jax.numpy works on tracers; use NumPy only "
                          "for static values such as shapes",
                          rewrite=new)
@@ -1905,8 +1977,6 @@ class Analyzer:
                 ast.copy_location(fake, node)
                 fake.end_lineno, fake.end_col_offset = node.end_lineno, node.end_col_offset
                 self._oob(fake, base, idx_node, read=(op == "get"), at_op=op, call=node)
-            if not self.x64 and op != "get":
-                pass
         return _jax(traced=base.traced or _traced(idx) or any(_traced(a) for a in args),
                     shape=base.shape if op != "get" else None, dtype=base.dtype)
 
@@ -2421,8 +2491,8 @@ class Analyzer:
         st.aliases.update(self.aliases)
         for k, v in self.module.env.items():
             st.env[k] = v
-        if self.x64_line is not None:
-            st.x64 = True
+        if self.x64_toggles:
+            st.x64 = self.x64_toggles[-1][1]
         for fn in self.funcs.values():
             if fn.parent is None and type(fn.node) is not ast.Lambda:
                 st.env.setdefault(fn.name, AV("func", func=fn))
