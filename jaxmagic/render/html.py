@@ -46,15 +46,20 @@ def panel(body: str, title: str = "", note: str = "") -> str:
 
 
 def table(rows: list[list[str]], header: list[str] | None = None) -> str:
-    """Rows of already-escaped cells."""
+    """Rows of already-escaped cells.
+
+    Each row carries the panel colour: notebook themes stripe table rows (dark stripes on a
+    dark theme), which would put INK on a dark row.
+    """
     cell = f"padding:2px 10px 2px 0;text-align:left;vertical-align:top;color:{INK}"
+    tr = f'<tr style="background:{PANEL}">'
     out = ['<table style="border-collapse:collapse;margin:0">']
     if header:
-        out.append("<tr>" + "".join(
+        out.append(tr + "".join(
             f'<th style="{cell};border-bottom:1px solid {BORDER};font-weight:600">{h}</th>'
             for h in header) + "</tr>")
     for row in rows:
-        out.append("<tr>" + "".join(f'<td style="{cell}">{c}</td>' for c in row) + "</tr>")
+        out.append(tr + "".join(f'<td style="{cell}">{c}</td>' for c in row) + "</tr>")
     out.append("</table>")
     return "".join(out)
 
