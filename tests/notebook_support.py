@@ -73,6 +73,7 @@ class Output:
     magic: str           # the magic its cell calls ("" for e.g. %jaxcheck findings)
     data: dict
     metadata: dict = field(default_factory=dict)
+    source: str = ""
 
     @property
     def html(self) -> str:
@@ -83,6 +84,11 @@ class Output:
         """A graph or other picture (as opposed to a table or card)."""
         return (any(k.startswith("image/") for k in self.data)
                 or "data:image/svg+xml" in self.html or "data:image/png" in self.html)
+
+    @property
+    def rich(self) -> bool:
+        """Shown as a picture or HTML; False for text asked for as text (`--format text`)."""
+        return any(k != "text/plain" for k in self.data)
 
     @property
     def label(self) -> str:
@@ -109,7 +115,7 @@ def jaxmagic_outputs(nb, name: str = "") -> list[Output]:
                     or bool(magics))
             if ours:
                 found.append(Output(name, ci, cell.get("id", ""), oi,
-                                    magics[0] if magics else "", data, md))
+                                    magics[0] if magics else "", data, md, cell.source))
     return found
 
 
@@ -120,6 +126,11 @@ def errors(nb) -> list[tuple[int, bool, str]]:
         for o in cell.get("outputs", []):
             if o.get("output_type") == "error":
                 out.append((ci, RAISES in tags(cell), f"{o.ename}: {o.evalue}"[:300]))
+            elif o.get("output_type") == "stream" and "UsageError:" in o.get("text", ""):
+                # IPython prints a magic's UsageError (unknown magic, bad option) to stderr
+                # and the cell does not count as failed: we count it.
+                line = next(t for t in o.text.splitlines() if "UsageError:" in t)
+                out.append((ci, RAISES in tags(cell), line[:300]))
     return out
 
 

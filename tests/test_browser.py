@@ -120,7 +120,7 @@ def check_output(page, out, measured, theme) -> list[str]:
 @pytest.mark.parametrize("src", NOTEBOOKS, ids=IDS)
 def test_outputs_render(src, theme, js, executed_notebooks, browser, pages, baseline, tmp_path):
     nb, _, _ = executed_notebooks.get(src)
-    outs = jaxmagic_outputs(nb, src.stem)
+    outs = [o for o in jaxmagic_outputs(nb, src.stem) if o.rich]
     if not outs:
         pytest.skip("no jaxmagic output in this notebook")
     ctx, page, console, requests = open_page(browser, pages(nb, src.stem, theme), js)

@@ -189,7 +189,7 @@ def problems_in(outs, measured, theme) -> list[str]:
 @pytest.mark.parametrize("src", NOTEBOOKS, ids=IDS)
 def test_untrusted_and_trusted(src, executed_notebooks, lab, lab_browser):
     nb, path, _ = executed_notebooks.get(src)
-    outs = jaxmagic_outputs(nb, src.stem)
+    outs = [o for o in jaxmagic_outputs(nb, src.stem) if o.rich]
     if not outs:
         pytest.skip("no jaxmagic output in this notebook")
     name = src.name
