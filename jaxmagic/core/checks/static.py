@@ -1697,7 +1697,7 @@ class Analyzer:
             src = next((a.shape_src for a in args if a.shape_src is not None), None)
             if src is not None and all(a.shape_src is not None or not _traced(a)
                                        for a in args):
-                av.shape_src = src
+                av.shape_src = node       # the whole static-shape computation
         return av
 
     def _is_shape_expr(self, node, ctx) -> bool:
@@ -1933,8 +1933,10 @@ class Analyzer:
             if meth in ("any", "all", "sum", "mean", "max", "min", "prod", "argmax",
                         "argmin", "std", "var"):
                 shape = None
+            src = node if recv.shape_src is not None and not any(
+                _traced(a) and a.shape_src is None for a in args) else None
             return _jax(traced=any_traced, shape=shape, dtype=dtype, boolean=boolean,
-                        shape_src=recv.shape_src)
+                        shape_src=src)
         if recv.kind == "method" or recv.kind == "atref":
             return _jax(traced=any_traced)
         if recv.kind == "np":
