@@ -138,3 +138,29 @@ def jit_cache_size(f: Any) -> int:
         return int(size()) if callable(size) else 0
     except Exception:
         return 0
+
+
+# ---- %devices / %%shardviz (core/devices.py, core/sharding.py) ----------------------------
+
+# pmap's default axis_name. In 0.12 pmap is built on shard_map and its outputs carry a
+# NamedSharding over a one-axis mesh of this name; 0.7 returns a PmapSharding instead.
+PMAP_INTERNAL_AXIS = "_internal_pmap_axis_name"
+
+
+def pmap_sharding_dims(sharding: Any) -> tuple[int, tuple[int, ...]] | None:
+    """(device count, array dimensions mapped over them) of a PmapSharding, else None.
+
+    `jax.sharding.PmapSharding` exists up to 0.7.x (gone by 0.12); the mapped dimensions
+    are read from its private `sharding_spec` (Chunked / Unstacked entries)."""
+    cls = getattr(jax.sharding, "PmapSharding", None)
+    if cls is None or not isinstance(sharding, cls):
+        return None
+    spec = sharding.sharding_spec
+    dims = tuple(i for i, s in enumerate(spec.sharding)
+                 if type(s).__name__ in ("Chunked", "Unstacked"))
+    return int(sharding.devices.size), dims
+
+
+def is_tracer(x: Any) -> bool:
+    """An abstract value being traced (inside jit/vmap/grad); it lives on no device."""
+    return isinstance(x, jax.core.Tracer)

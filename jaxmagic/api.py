@@ -111,3 +111,50 @@ def explain(exc: BaseException, src: str | None = None, *, label=None) -> "Findi
     except Exception:     # the explainer must never hide the user's own error
         return None
     return FindingView.of(finding) if finding is not None else None
+
+
+# ---- %devices / %%shardviz: where every shard lives --------------------------------------
+
+def devices_info() -> "DevicesView":
+    """Local and global devices, grouped by process, with memory where the platform
+    reports it (`%devices`): a DevicesView."""
+    from .core.devices import collect
+    from .render.devices import DevicesView
+
+    return DevicesView(collect())
+
+
+def sharding_view(tree: Any, *, names: bool = False, source: str | None = None) -> "ShardingView":
+    """Which device holds which block of every JAX array in `tree` (`%%shardviz`).
+
+    `tree` is a jax.Array or any pytree of them (one panel per leaf, labelled by its
+    path); with `names=True` it is a dict of variable name -> value, labelled by name.
+    Reads metadata only: no data reaches the host and pending computations are not waited
+    for (works under `jax.transfer_guard("disallow")`). A value holding no JAX array gets
+    a view whose message says what was found."""
+    from .core.sharding import collect
+    from .render.sharding import ShardingView
+
+    roots = list(tree.items()) if names else [("", tree)]
+    return ShardingView(collect(roots, source=source))
+
+
+def sharding_plan(f: Callable, *args: Any, **kwargs: Any) -> "ShardingView":
+    """The input and output shardings XLA chose for jitted `f(*args, **kwargs)`, from
+    `f.lower(...).compile()`, without running it (`%%shardviz --plan`).
+
+    Raises `jaxmagic.core.sharding.PlanError` (a ValueError) when `f` is not jitted."""
+    names = [f"args[{i}]" for i in range(len(args))]
+    call = BoundCall(f, args, kwargs, names, {k: k for k in kwargs},
+                     f"{getattr(f, '__name__', 'f')}(...)")
+    return plan_call(call)
+
+
+def plan_call(call: BoundCall) -> "ShardingView":
+    """`sharding_plan` for a call whose arguments carry their source text (from a magic)."""
+    from .core.sharding import plan
+    from .render.sharding import ShardingView
+
+    model = plan(call.func, call.args, call.kwargs, arg_names=call.arg_names,
+                 source=call.source)
+    return ShardingView(model, title="shardviz --plan")

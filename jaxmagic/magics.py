@@ -7,8 +7,9 @@ argument parsing plus one API call. User code runs with the frames of this modul
 from __future__ import annotations
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
-from IPython.core.magic_arguments import argument, magic_arguments
+from IPython.core.magic import (Magics, cell_magic, line_cell_magic, line_magic,
+                                magics_class, no_var_expand)
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 from traitlets import Bool, Enum, Float, Int
 
@@ -374,3 +375,122 @@ class JaxMagic(Magics):
         if shell.CustomTB == self._jaxcheck_tb:       # nobody replaced ours since
             shell.custom_exceptions, shell.CustomTB = self._jaxcheck_saved_exc
         self._jaxcheck_installed = False
+
+    # ---- %devices / %%shardviz -------------------------------------------------------
+
+    @magic_arguments()
+    @argument("-o", dest="output", action="store_true", help="return the DevicesView")
+    @line_magic
+    def devices(self, line: str = ""):
+        """Local and global devices JAX sees, grouped by process (`jaxmagic.devices_info()`).
+
+        Id, platform, kind, process, coordinates and memory in use where the platform
+        reports them; the default backend; `jax.process_index()` / `jax.process_count()`.
+        Each device keeps the colour %%shardviz gives it.
+        """
+        __tracebackhide__ = True
+        args = parse_argstring(self.devices, line)
+        view = api.devices_info()
+        if args.output:
+            return view
+        display(view)
+
+    @magic_arguments()
+    @argument("names", nargs="*", metavar="NAME",
+              help="variables to draw (default: the value of the cell's final expression)")
+    @argument("--plan", action="store_true",
+              help="do not run the cell's final call (of a jitted function): show the input "
+              "and output shardings the compiler chose for it")
+    @argument("-o", dest="output", action="store_true", help="return the ShardingView")
+    @no_var_expand
+    @cell_magic
+    def shardviz(self, line: str, cell: str):
+        """Run the cell as usual, then draw which device holds which block of its result.
+
+        Draws the value of the cell's final expression (a jax.Array or any pytree of them;
+        it is drawn instead of printed), or the variables named after the magic. Reads
+        metadata only: nothing is copied to the host or waited for. With --plan the cell's
+        final call of a jitted function is compiled, not run, and its input and output
+        shardings are drawn (`jaxmagic.sharding_view`, `jaxmagic.sharding_plan`).
+        """
+        __tracebackhide__ = True
+        from .core.sharding import PlanError
+
+        args = parse_argstring(self.shardviz, line)
+        if args.plan:
+            if args.names:
+                raise UsageError("%%shardviz --plan draws the cell's final call; it takes no "
+                                 "NAME\nusage: %%shardviz --plan\n<cell ending in F(ARGS...)>")
+            call = self._call("shardviz", "", cell)
+            try:
+                view = api.plan_call(call)
+            except PlanError as e:
+                raise UsageError(str(e)) from None
+            except Exception as e:
+                self._located(e)
+                raise
+        else:
+            ran, found, value = self._shardviz_run(cell)
+            if not ran:
+                return None          # the cell failed; its traceback is already shown
+            if args.names:
+                view = api.sharding_view(self._shardviz_names(args.names), names=True,
+                                         source=" ".join(args.names))
+            elif not found:
+                raise UsageError("%%shardviz: the cell ran, but it does not end with an "
+                                 "expression to draw; end it with the array (or pytree of "
+                                 "arrays), or name variables: %%shardviz x y")
+            else:
+                view = api.sharding_view(value)
+        if args.output:
+            return view
+        display(view)
+
+    def _shardviz_names(self, names: list[str]) -> dict:
+        """Each NAME's value after the cell ran (a name, or an expression such as p.w)."""
+        __tracebackhide__ = True
+        ns, out = self.shell.user_ns, {}
+        for name in names:
+            if name in ns:
+                out[name] = ns[name]
+                continue
+            try:
+                out[name] = self.shell.ev(name)
+            except NameError:
+                raise UsageError(f"%%shardviz: {name!r} is not defined after the cell ran"
+                                 "\nusage: %%shardviz [NAME ...]") from None
+        return out
+
+    def _shardviz_run(self, cell: str) -> tuple[bool, bool, object]:
+        """Run `cell` with `shell.run_cell` (display, tracebacks and hooks as usual), but
+        keep its final expression's value instead of displaying it: an array's repr would
+        copy it to the host and wait for it. Returns (succeeded, had a final expression,
+        value)."""
+        import ast
+
+        sink = "__jaxmagic_shardviz_keep__"
+        kept: dict = {}
+
+        class KeepLast(ast.NodeTransformer):
+            def visit_Module(self, node):
+                if node.body and isinstance(node.body[-1], ast.Expr):
+                    last = node.body[-1]
+                    keep = ast.Call(ast.Name(sink, ast.Load()), [last.value], [])
+                    node.body[-1] = ast.copy_location(ast.Expr(keep), last)
+                    ast.fix_missing_locations(node)
+                return node
+
+        def keep(value):
+            kept["value"] = value
+
+        shell = self.shell
+        transformer = KeepLast()
+        shell.user_ns[sink] = keep
+        shell.ast_transformers.append(transformer)
+        try:
+            result = shell.run_cell(cell)
+        finally:
+            if transformer in shell.ast_transformers:
+                shell.ast_transformers.remove(transformer)
+            shell.user_ns.pop(sink, None)
+        return result.success, "value" in kept, kept.get("value")
