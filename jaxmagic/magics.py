@@ -192,7 +192,8 @@ class JaxMagic(Magics):
         compiled cost. The cell's other statements run as usual, once.
         """
         __tracebackhide__ = True
-        from .core.timing import JitArgumentError
+        from .core.timing import JitArgumentError, StaticArgumentError
+        from .render.jit import StaticArgumentCard, static_fix_command
 
         args, expr = parse_options(self.jit_compare, line)
         usage = ("usage: %jit_compare [-n N] [-r R] [--budget SECONDS] [--no-eager] "
@@ -211,6 +212,11 @@ class JaxMagic(Magics):
                 donate_argnums=_argnums(args.donate_argnums), number=args.number,
                 repeat=args.repeat, budget=args.budget or self.jit_compare_budget,
                 eager=not args.no_eager)
+        except StaticArgumentError as e:      # how the magic was called must change
+            magic = "%%jit_compare" if cell is not None else "%jit_compare"
+            command = static_fix_command(magic, line, e.index, e.param)
+            display(StaticArgumentCard(e.problem, e.option_hint(), command))
+            raise UsageError(f"{e.problem}.\n{e.option_hint()}, e.g. {command}") from None
         except JitArgumentError as e:
             raise UsageError(f"{e.problem}.\n{e.option_hint()}\n{usage}") from None
         except Exception as e:

@@ -259,6 +259,7 @@ def _static_error(call: _Call, problem: str, index: int | None, key: str | None)
 
 def _check_arguments(call: _Call, static_pos: set, static_names: tuple) -> None:
     """Every traced argument must be made of arrays; every static one hashable."""
+    __tracebackhide__ = True
     items = [(i, None, a) for i, a in enumerate(call.args)] + \
             [(None, k, v) for k, v in call.kwargs.items()]
     for i, k, value in items:
@@ -795,7 +796,8 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
                 except Exception as e:
                     problem = _concretization_argument(e, call, static_pos, snames)
                     if problem is not None:
-                        raise problem from e
+                        problem.original = e        # JAX's error, kept without its trace
+                        raise problem from None
                     raise
             for w in caught:
                 text = str(w.message)

@@ -2,14 +2,16 @@
 
 The class is the measurement itself (core.timing.JitMeasurement: plain data, stable field
 names) plus its views: `text()` for terminals, `html()` a compact table with a small bar
-chart (an SVG in an `<img>`, log time axis, no JavaScript), `_repr_mimebundle_` for both.
+chart (inline-styled HTML boxes on a log time axis: no JavaScript, no picture),
+`_repr_mimebundle_` for both.
 """
 from __future__ import annotations
 
 import math
+import re
 
 from ..core.timing import JitMeasurement
-from .html import BORDER, ERROR, INK, MONO, MUTED, PANEL, WARNING, esc, panel, svg_img
+from .html import ERROR, INK, MONO, MUTED, PANEL, WARNING, esc, panel
 
 OK_GREEN = "#047857"
 EAGER_COLOUR = "#f59e0b"
@@ -240,58 +242,61 @@ class JitComparison(JitMeasurement):
 
     # ---- HTML --------------------------------------------------------------------------
 
-    def chart_svg(self) -> str | None:
-        """A small horizontal bar chart of eager, compile and steady jit time (log axis)."""
+    def _bars(self) -> list[tuple[str, float, str]]:
         bars = []
         if self.eager_s is not None:
             bars.append(("eager, per call", self.eager_s, EAGER_COLOUR))
         if self.compile_total_s is not None:
-            bars.append(("trace+lower+compile", self.compile_total_s, COMPILE_COLOUR))
+            bars.append(("trace + lower + compile", self.compile_total_s, COMPILE_COLOUR))
         if self.jit_s is not None:
             bars.append(("jit, per call", self.jit_s, JIT_COLOUR))
-        bars = [b for b in bars if b[1] and b[1] > 0]
+        return [b for b in bars if b[1] and b[1] > 0]
+
+    def chart_html(self) -> str:
+        """Eager, compile and steady jit time as bars on a log axis, in plain HTML/CSS.
+
+        No picture: inline-styled boxes survive untrusted notebooks and need no PNG twin;
+        decade gridlines and labels make the log scale explicit.
+        """
+        bars = self._bars()
         if not bars:
-            return None
-        lo = 10 ** math.floor(math.log10(min(v for _, v, _ in bars)))
-        hi = 10 ** math.ceil(math.log10(max(v for _, v, _ in bars) * 1.0001))
-        if hi <= lo:
-            hi = lo * 10
-        label_w, bar_w, value_w, row_h, top = 150, 300, 70, 22, 6
-        width = label_w + bar_w + value_w
-        axis_y = top + row_h * len(bars) + 2
-        height = axis_y + 30
+            return ""
+        lo_exp = math.floor(math.log10(min(v for _, v, _ in bars)) + 1e-9)
+        hi_exp = math.ceil(math.log10(max(v for _, v, _ in bars)) - 1e-9)
+        decades = max(1, hi_exp - lo_exp)
+        track = 300      # px
 
-        def x(v: float) -> float:
-            return label_w + bar_w * (math.log10(v) - math.log10(lo)) / \
-                (math.log10(hi) - math.log10(lo))
+        def frac(v: float) -> float:
+            return min(1.0, max(0.0, (math.log10(v) - lo_exp) / decades))
 
-        font = "font-family:DejaVu Sans,Helvetica,Arial,sans-serif"
-        out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-               f'viewBox="0 0 {width} {height}" style="{font}">',
-               f'<rect width="{width}" height="{height}" fill="#ffffff"/>']
-        decade = lo
-        while decade <= hi * 1.0001:
-            gx = x(decade)
-            out.append(f'<line x1="{gx:.1f}" y1="{top}" x2="{gx:.1f}" y2="{axis_y}" '
-                       f'stroke="#e4e7eb" stroke-width="1"/>')
-            out.append(f'<text x="{gx:.1f}" y="{axis_y + 13}" font-size="10" '
-                       f'text-anchor="middle" fill="{MUTED}">{esc(fmt_time(decade))}</text>')
-            decade *= 10
-        out.append(f'<line x1="{label_w}" y1="{axis_y}" x2="{label_w + bar_w}" y2="{axis_y}" '
-                   f'stroke="{BORDER}" stroke-width="1"/>')
-        out.append(f'<text x="{label_w + bar_w / 2:.0f}" y="{axis_y + 26}" font-size="10" '
-                   f'text-anchor="middle" fill="{MUTED}">time (log scale)</text>')
-        for i, (label, v, colour) in enumerate(bars):
-            y = top + i * row_h
-            w = max(2.0, x(v) - label_w)
-            out.append(f'<text x="{label_w - 6}" y="{y + 15}" font-size="12" '
-                       f'text-anchor="end" fill="{INK}">{esc(label)}</text>')
-            out.append(f'<rect x="{label_w}" y="{y + 3}" width="{w:.1f}" height="{row_h - 6}" '
-                       f'rx="2" fill="{colour}"/>')
-            out.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 15}" font-size="12" '
-                       f'fill="{INK}">{esc(fmt_time(v))}</text>')
-        out.append("</svg>")
-        return "".join(out)
+        grid = "".join(
+            f'<div style="position:absolute;top:0;bottom:0;left:{100 * k / decades:.2f}%;'
+            f'border-left:1px solid #d9dee3"></div>' for k in range(decades + 1))
+        cell = f"padding:1px 6px;border:none;background:{PANEL};vertical-align:middle"
+        rows = []
+        for label, v, colour in bars:
+            width = max(0.6, 100 * frac(v))
+            rows.append(
+                f'<tr style="background:{PANEL}">'
+                f'<td style="{cell};text-align:right;color:{INK};white-space:nowrap">'
+                f'{esc(label)}</td>'
+                f'<td style="{cell};width:{track}px;min-width:{track}px">'
+                f'<div style="position:relative;height:16px;width:{track}px">{grid}'
+                f'<div style="position:absolute;left:0;top:2px;height:12px;width:{width:.2f}%;'
+                f'background:{colour};border-radius:2px"></div></div></td>'
+                f'<td style="{cell};text-align:left;color:{INK};white-space:nowrap">'
+                f'{esc(fmt_time(v))}</td></tr>')
+        ticks = "".join(
+            f'<div style="position:absolute;top:0;left:{100 * k / decades:.2f}%;'
+            f'transform:translateX(-50%);white-space:nowrap">'
+            f'{esc(fmt_time(10.0 ** (lo_exp + k)))}</div>' for k in range(decades + 1))
+        rows.append(
+            f'<tr style="background:{PANEL}"><td style="{cell}"></td>'
+            f'<td style="{cell}"><div style="position:relative;height:14px;width:{track}px;'
+            f'font-size:10px;color:{MUTED}">{ticks}</div></td>'
+            f'<td style="{cell};font-size:10px;color:{MUTED}">log scale</td></tr>')
+        return (f'<table style="border-collapse:collapse;margin:6px 0 0 0;border:none;'
+                f'background:{PANEL};font-size:12px">{"".join(rows)}</table>')
 
     def html(self) -> str:
         tone = {"ok": OK_GREEN, "bad": ERROR, "warn": WARNING, "muted": MUTED, "": INK}
@@ -318,9 +323,7 @@ class JitComparison(JitMeasurement):
                 mark = {"bad": "✗ ", "warn": "! ", "hint": "→ "}.get(kind, "")
                 body = f'<div style="color:{colour};margin:2px 0">{esc(mark + note)}</div>'
             notes.append(body)
-        chart = self.chart_svg()
-        chart_html = (f'<div style="margin-top:6px">{svg_img(chart, "bar chart: eager, compile and steady jit time", width=520)}</div>'
-                      if chart else "")
+        chart_html = self.chart_html()
         title = (f'jit_compare <code style="{MONO};font-size:12px;color:{INK};'
                  f'background:#e4e7eb;padding:1px 4px;border-radius:3px">{esc(self.name)}</code>')
         body = table + chart_html + (f'<div style="margin-top:6px;font-size:12px">'
@@ -334,4 +337,44 @@ class JitComparison(JitMeasurement):
         p.text(self.text())
 
 
-__all__ = ["JitComparison", "fmt_time", "fmt_bytes", "fmt_si"]
+
+
+class StaticArgumentCard:
+    """Shown when an argument must be static: which one, why, and the fixed command."""
+
+    def __init__(self, problem: str, fix: str, command: str | None = None):
+        self.problem, self.fix, self.command = problem, fix, command
+
+    def text(self) -> str:
+        lines = [f"jit_compare: {self.problem}", f"  {self.fix}"]
+        if self.command:
+            lines.append(f"  try: {self.command}")
+        return "\n".join(lines)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        cmd = ""
+        if self.command:
+            cmd = (f'<div style="margin-top:4px"><span style="color:{MUTED}">try:</span> '
+                   f'<code style="{MONO};font-size:12px;color:{INK};background:#e4e7eb;'
+                   f'padding:1px 4px;border-radius:3px">{esc(self.command)}</code></div>')
+        body = (f'<div style="color:{INK}">{esc(self.problem)}</div>'
+                f'<div style="margin-top:4px"><b style="color:{INK}">Fix:</b> '
+                f'<span style="color:{INK}">{esc(self.fix)}</span></div>{cmd}')
+        title = f'<span style="color:{ERROR}">jit_compare</span> · this argument must be static'
+        return {"text/plain": self.text(), "text/html": panel(body, title=title)}
+
+
+def static_fix_command(magic: str, line: str, index: int | None, param: str | None) -> str:
+    """The magic's line with the argument marked static (merged into an existing option)."""
+    line = line.strip()
+    opt, val = ("--static-argnums", str(index)) if index is not None else \
+        ("--static-argnames", str(param))
+    m = re.search(rf"{opt}(?:=|\s+)(\S+)", line)
+    if m:
+        line = f"{line[:m.start()]}{opt} {m.group(1)},{val}{line[m.end():]}"
+    else:
+        line = f"{opt} {val} {line}"
+    return f"{magic} {line}".strip()
+
+
+__all__ = ["JitComparison", "StaticArgumentCard", "static_fix_command", "fmt_time", "fmt_bytes", "fmt_si"]
