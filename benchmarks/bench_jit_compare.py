@@ -7,10 +7,10 @@ total wall time at its default budget (target <= 3 s).
 
     python benchmarks/bench_jit_compare.py [--rounds 5]
 
-Each round runs the magic and %timeit back to back (alternating which goes first); every round's figures are printed
-and the median ratio is the headline (on a shared machine one round can catch a
-neighbour's burst). The ratio to %timeit's median run is shown too: %timeit prints a mean,
-which bursts pull up more than a median.
+Each round runs the magic and %timeit back to back (alternating which goes first); every
+round's figures are printed and the median ratio is the headline (on a shared machine one
+round can catch a neighbour's burst). The ratio to %timeit's median run is shown too:
+%timeit prints a mean, which bursts pull up more than a median.
 """
 import argparse
 import os

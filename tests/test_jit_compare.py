@@ -15,14 +15,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import run
 from IPython.core.error import UsageError
 
 import jaxmagic
 from jaxmagic import _compat
 from jaxmagic.core.timing import StaticArgumentError, compare_outputs
 from jaxmagic.render.jit import JitComparison, fmt_time
-
-from conftest import run
 
 FAST = "--budget 0.25"
 

@@ -263,7 +263,6 @@ def _check_arguments(call: _Call, static_pos: set, static_names: tuple) -> None:
     items = [(i, None, a) for i, a in enumerate(call.args)] + \
             [(None, k, v) for k, v in call.kwargs.items()]
     for i, k, value in items:
-        name = call.arg_names[i] if k is None else call.kwarg_names.get(k, k)
         static = (i in static_pos) if k is None else (k in static_names)
         if static:
             try:
@@ -594,7 +593,8 @@ def _hints(m: JitMeasurement) -> list[str]:
 
 def _aval_text(x: Any) -> str:
     shape = ",".join(str(d) for d in np.shape(x))
-    return f"{np.asarray(x).dtype.name if not hasattr(x, 'dtype') else np.dtype(x.dtype).name}[{shape}]"
+    dtype = np.dtype(x.dtype) if hasattr(x, "dtype") else np.asarray(x).dtype
+    return f"{dtype.name}[{shape}]"
 
 
 def _donation(call: _Call, argnums: tuple, argnames: tuple, warning: str) -> list[dict]:
@@ -901,5 +901,6 @@ def _analyses(m: JitMeasurement, compiled: Any) -> None:
         m.code_bytes = getattr(mem, "generated_code_size_in_bytes", None) or None
 
 
-__all__ = ["JitMeasurement", "LeafDiff", "JitArgumentError", "StaticArgumentError", "compare_outputs", "measure",
+__all__ = ["JitMeasurement", "LeafDiff", "JitArgumentError", "StaticArgumentError",
+           "compare_outputs", "measure",
            "DEFAULT_BUDGET", "DEFAULT_REPEAT"]

@@ -377,4 +377,5 @@ def static_fix_command(magic: str, line: str, index: int | None, param: str | No
     return f"{magic} {line}".strip()
 
 
-__all__ = ["JitComparison", "StaticArgumentCard", "static_fix_command", "fmt_time", "fmt_bytes", "fmt_si"]
+__all__ = ["JitComparison", "StaticArgumentCard", "static_fix_command", "fmt_time",
+           "fmt_bytes", "fmt_si"]
