@@ -491,6 +491,7 @@ class JaxMagic(Magics):
 
         shell = self.shell
         transformer = KeepLast()
+        outer = shell.displayhook.exec_result     # the nested run_cell clears it
         shell.user_ns[sink] = keep
         shell.ast_transformers.append(transformer)
         try:
@@ -499,4 +500,5 @@ class JaxMagic(Magics):
             if transformer in shell.ast_transformers:
                 shell.ast_transformers.remove(transformer)
             shell.user_ns.pop(sink, None)
+            shell.displayhook.exec_result = outer
         return result.success, "value" in kept, kept.get("value")

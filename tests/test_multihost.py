@@ -1,0 +1,98 @@
+"""Two real JAX processes on 127.0.0.1 (`jax.distributed.initialize`, 4 CPU devices each,
+gloo collectives): each one's `%devices` shows 8 global / 4 local devices over 2 processes,
+and its `%%shardviz` labels every shard with the process that owns it."""
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+WORKER = Path(__file__).with_name("multihost_worker.py")
+NPROC = 2
+
+pytestmark = pytest.mark.slow
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def results():
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAX_PLATFORMS")}
+    procs = [subprocess.Popen([sys.executable, str(WORKER), str(i), str(NPROC), str(port)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=env)
+             for i in range(NPROC)]
+    outs = []
+    try:
+        for p in procs:
+            out, err = p.communicate(timeout=240)
+            outs.append((p.returncode, out, err))
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    got = []
+    for i, (code, out, err) in enumerate(outs):
+        lines = [ln for ln in out.splitlines() if ln.startswith("RESULT ")]
+        assert code == 0 and lines, f"process {i} failed ({code}):\n{out[-2000:]}\n{err[-4000:]}"
+        got.append(json.loads(lines[-1][len("RESULT "):]))
+    return got
+
+
+def test_each_process_knows_its_place(results):
+    assert [r["process_index"] for r in results] == [0, 1]
+    assert all(r["process_count"] == 2 for r in results)
+    assert results[0]["global"] == results[1]["global"]
+    assert not set(results[0]["local"]) & set(results[1]["local"])
+
+
+def test_gloo_collective_ran_across_processes(results):
+    assert all(r["total"] == sum(range(32)) for r in results)
+
+
+def test_devices_shows_8_global_4_local_over_2_processes(results):
+    for r in results:
+        text = r["devices_text"]
+        assert text.startswith("devices: 8 global devices, 4 local")
+        assert f"process {r['process_index']} of 2" in text
+        assert f"process {r['process_index']} (this process): 4 devices" in text
+        other = 1 - r["process_index"]
+        assert f"process {other}: 4 devices" in text
+        rows = r["devices_rows"]
+        assert len(rows) == 8
+        assert sorted(i for i, _, local in rows if local) == sorted(r["local"])
+        assert {p for _, p, _ in rows} == {0, 1}
+        assert all((p == r["process_index"]) == local for _, p, local in rows)
+        assert "remote" in r["devices_html"]
+
+
+def test_shardviz_labels_every_shard_with_its_owning_process(results):
+    for r in results:
+        owner = {d: p for d, p in r["global"]}
+        assert r["multi_process"]
+        lays = r["layouts"]
+        assert set(lays) == {"['blocks']", "['rows']", "['total']"}
+        blocks = lays["['blocks']"]["tiles"]
+        assert len(blocks) == 8
+        assert {tuple(t["devices"]) for t in blocks} == {(d,) for d in owner}
+        for lay in lays.values():
+            for t in lay["tiles"]:
+                assert t["processes"] == sorted({owner[d] for d in t["devices"]})
+        rows = lays["['rows']"]["tiles"]             # P('x', None): one process per row
+        assert [t["processes"] for t in rows] == [[0], [1]]
+        (total,) = lays["['total']"]["tiles"]        # replicated over both processes
+        assert total["processes"] == [0, 1] and len(total["devices"]) == 8
+        text = r["shardviz_text"]
+        for d, p in owner.items():                   # every tile label carries p<owner>
+            assert f"p{p}:{d}" in text
+        assert "2 processes" in text and "(this one)" in text
+        assert r["shardviz_html_has_process_labels"]
+        assert r["named_paths"] == ["rows"]
