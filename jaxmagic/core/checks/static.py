@@ -187,8 +187,11 @@ class AV:
                 f"shape={self.shape}, dtype={self.dtype})")
 
 
-UNKNOWN = AV()
+UNKNOWN = AV()          # shared: never mutate these
 STATIC = AV("static")
+_CONST_AV = {int: AV("int", dtype="int*"), float: AV("float", dtype="float*"),
+             bool: AV("bool", dtype="bool"), complex: AV("complex", dtype="complex*"),
+             str: AV("str"), type(None): AV("none")}
 _SCALAR_KIND = {bool: "bool", int: "int", float: "float", complex: "complex", str: "str",
                 type(None): "none"}
 _STATIC_KINDS = {"int", "float", "bool", "str", "complex", "none", "static", "dtype",
@@ -346,6 +349,93 @@ class _Ctx:
         self.static_params: set[str] = set()
 
 
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _scan(tree: ast.Module):
+    """One pass over the tree: calls, function defs, classes, imports, and the names each
+    function binds (its locals). Expression contexts (Load/Store) are not visited."""
+    calls: list = []
+    defs: list = []
+    classes: list = []
+    imports: list = []
+    bound: dict = {}
+    stack: list = [(tree, None)]
+    pop, push = stack.pop, stack.append
+    Name, Const, Call = ast.Name, ast.Constant, ast.Call
+    FDef, AFDef, Lam, Cls = ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef
+    Load, AST = ast.Load, ast.AST
+    while stack:
+        node, owner = pop()
+        t = type(node)
+        if t is Name:
+            if owner is not None and type(node.ctx) is not Load:
+                bound[owner].add(node.id)
+            continue
+        if t is Const:
+            continue
+        if t is Call:
+            calls.append(node)
+        elif t is FDef or t is AFDef or t is Lam:
+            bound[node] = set()
+            a = node.args
+            for d in a.defaults:
+                push((d, owner))
+            for d in a.kw_defaults:
+                if d is not None:
+                    push((d, owner))
+            if t is Lam:
+                push((node.body, node))
+                continue
+            defs.append(node)
+            if owner is not None:
+                bound[owner].add(node.name)
+            for d in node.decorator_list:
+                push((d, owner))
+            for st in node.body:
+                push((st, node))
+            continue
+        elif t is Cls:
+            classes.append(node)
+            if owner is not None:
+                bound[owner].add(node.name)
+            for d in node.decorator_list + node.bases:
+                push((d, owner))
+            for st in node.body:
+                push((st, None))
+            continue
+        elif t is ast.Import or t is ast.ImportFrom:
+            imports.append(node)
+            if owner is not None:
+                for al in node.names:
+                    bound[owner].add((al.asname or al.name).split(".")[0])
+            continue
+        elif t is ast.ExceptHandler and node.name and owner is not None:
+            bound[owner].add(node.name)
+        fields = _FIELDS.get(t)
+        if fields is None:
+            fields = _FIELDS[t] = tuple(f for f in t._fields if f not in ("ctx",
+                                                                         "type_comment"))
+        for f in fields:
+            v = getattr(node, f, None)
+            if type(v) is list:
+                for x in v:
+                    tx = type(x)
+                    if tx is Name:        # leaves handled here: no push
+                        if owner is not None and type(x.ctx) is not Load:
+                            bound[owner].add(x.id)
+                    elif tx is not Const and isinstance(x, AST):
+                        push((x, owner))
+            elif v is not None:
+                tv = type(v)
+                if tv is Name:
+                    if owner is not None and type(v.ctx) is not Load:
+                        bound[owner].add(v.id)
+                elif tv is not Const and isinstance(v, AST):
+                    push((v, owner))
+    return calls, defs, classes, imports, bound
+
+
 def _bound_names(body: list[ast.stmt]) -> set[str]:
     """Names assigned anywhere in a function body (its locals), not in nested defs."""
     out: set[str] = set()
@@ -402,6 +492,7 @@ class Analyzer:
         }
         self._np = self._jnp = self._jax_name = self._lax = self._partial = None
         self._foreign: list[tuple] = []
+        self._resolved: dict = {}
         self._arrays: dict[int, set] = {}
 
     # ---- entry ---------------------------------------------------------------------
@@ -428,32 +519,25 @@ class Analyzer:
     # ---- pre-pass: imports, defs, transforms ------------------------------------------
 
     def _prepass(self, tree: ast.Module) -> None:
-        calls: list[ast.Call] = []
-        classes: list[ast.ClassDef] = []
-        defs: list[tuple[ast.AST, str | None]] = []
-        for node in ast.walk(tree):
-            t = type(node)
-            if t is ast.Call:
-                calls.append(node)
-            elif t is ast.FunctionDef or t is ast.AsyncFunctionDef:
-                defs.append((node, None))
-            elif t is ast.Import:
+        calls, defs, classes, imports, bound = _scan(tree)
+        for node in imports:
+            if type(node) is ast.Import:
                 for a in node.names:
                     if a.asname:
                         self.aliases[a.asname] = a.name
                     else:
                         top = a.name.split(".")[0]
                         self.aliases[top] = top
-            elif t is ast.ImportFrom and node.module and not node.level:
+            elif node.module and not node.level:
                 for a in node.names:
                     self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
-            elif t is ast.ClassDef:
-                classes.append(node)
         for c in classes:
             for n in c.body:
                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     self._class_of[n] = c.name
-        for node, _ in defs:
+        self._bound = bound
+        defs.sort(key=lambda n: (n.lineno, n.col_offset))
+        for node in defs:
             params, defaults = _params(node)
             fn = FuncInfo(node, node.name, params, defaults,
                           class_name=self._class_of.get(node), cell=self.cell, src=self.src)
@@ -613,6 +697,14 @@ class Analyzer:
     def resolve(self, node) -> str | None:
         """The canonical dotted name of a module-level reference (`jnp.zeros` ->
         `jax.numpy.zeros`), or None for values."""
+        try:
+            return self._resolved[node]
+        except KeyError:
+            pass
+        q = self._resolved[node] = self._resolve(node)
+        return q
+
+    def _resolve(self, node) -> str | None:
         if type(node) is ast.Name:
             name = node.id
             q = self.aliases.get(name)
@@ -1149,7 +1241,7 @@ class Analyzer:
             ctx.locals = set(ctx.params)
             self.ev(node.body, ctx)
             return
-        ctx.locals = _bound_names(node.body) | ctx.params
+        ctx.locals = self._bound.get(node, set()) | ctx.params
         for s in node.body:
             if type(s) in (ast.Global, ast.Nonlocal):
                 for n in s.names:
@@ -1242,9 +1334,7 @@ class Analyzer:
         return v
 
     def _const(self, node: ast.Constant, ctx) -> AV:
-        k = _SCALAR_KIND.get(type(node.value), "static")
-        d = {"int": "int*", "float": "float*", "bool": "bool", "complex": "complex*"}.get(k)
-        return AV(k, dtype=d)
+        return _CONST_AV.get(type(node.value)) or STATIC
 
     def _fstr(self, node, ctx) -> AV:
         for v in node.values:
@@ -2105,7 +2195,7 @@ class Analyzer:
         b = self.ev(node.right, ctx)
         r = self._arith(a, b)
         if type(node.op) in (ast.BitAnd, ast.BitOr, ast.BitXor) and (a.boolean or b.boolean):
-            r.boolean = True
+            r = AV(r.kind, traced=r.traced, boolean=True, shape=r.shape, dtype=r.dtype)
         if a.kind == "list" and type(node.op) is ast.Mult:
             return AV("list")
         return r
