@@ -115,6 +115,11 @@ def explain(exc: BaseException, src: str | None = None, *, label=None) -> "Findi
 
 # ---- %devices / %%shardviz: where every shard lives --------------------------------------
 
+if TYPE_CHECKING:
+    from .render.devices import DevicesView
+    from .render.sharding import ShardingView
+
+
 def devices_info() -> "DevicesView":
     """Local and global devices, grouped by process, with memory where the platform
     reports it (`%devices`): a DevicesView."""

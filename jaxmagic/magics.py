@@ -7,8 +7,14 @@ argument parsing plus one API call. User code runs with the frames of this modul
 from __future__ import annotations
 
 from IPython.core.error import UsageError
-from IPython.core.magic import (Magics, cell_magic, line_cell_magic, line_magic,
-                                magics_class, no_var_expand)
+from IPython.core.magic import (
+    Magics,
+    cell_magic,
+    line_cell_magic,
+    line_magic,
+    magics_class,
+    no_var_expand,
+)
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 from traitlets import Bool, Enum, Float, Int
