@@ -135,6 +135,8 @@ class JaxMagic(Magics):
     @argument("--static-argnums", default=None, metavar="I,J", help="static positional args")
     @argument("--static-argnames", default=None, metavar="A,B", help="static keyword args")
     @argument("--save", default=None, metavar="PATH", help="also write .svg, .dot or .txt")
+    @argument("--checkify", action="store_true", help="first run the call once with "
+              "checkify's index checks: an out-of-bounds index raises instead of clamping")
     @argument("-o", dest="output", action="store_true", help="return the JaxprView")
     @no_var_expand
     @line_cell_magic
@@ -153,6 +155,8 @@ class JaxMagic(Magics):
         except ValueError:
             raise UsageError(f"--depth takes a number or 'all', not {args.depth!r}") from None
         try:
+            if args.checkify:
+                self._checkify_run(call, args)
             view = api.trace_call(
                 call, static_argnums=_argnums(args.static_argnums),
                 static_argnames=_argnames(args.static_argnames), stage=args.stage,
@@ -186,6 +190,8 @@ class JaxMagic(Magics):
     @argument("--static-argnames", default=None, metavar="A,B", help="static keyword args")
     @argument("--donate-argnums", default=None, metavar="I,J",
               help="donate these inputs (each call gets fresh copies; yours stay usable)")
+    @argument("--checkify", action="store_true", help="first run the call once with "
+              "checkify's index checks: an out-of-bounds index raises instead of clamping")
     @argument("-o", dest="output", action="store_true", help="return the JitComparison")
     @no_var_expand
     @line_cell_magic
@@ -212,6 +218,8 @@ class JaxMagic(Magics):
             raise UsageError(f"--budget takes a positive number of seconds\n{usage}")
         call = self._call("jit_compare", expr, cell)
         try:
+            if args.checkify:
+                self._checkify_run(call, args)
             view = api.compare_call(
                 call, static_argnums=_argnums(args.static_argnums),
                 static_argnames=_argnames(args.static_argnames),
@@ -303,7 +311,7 @@ class JaxMagic(Magics):
                                                    cell=f"In [{count}]")
         except Exception:     # a checker bug must never disturb the user's cell
             return
-        self._jaxcheck_shown = {(f.rule, f.line) for f in found}
+        self._jaxcheck_shown = {(f.rule, f.where or f"line {f.line}") for f in found}
         if found:
             from .render.cards import Findings
 
@@ -327,9 +335,8 @@ class JaxMagic(Magics):
             if self.check and not getattr(value, "_jaxmagic_shown", False):
                 card = api.error_card(value, label=self._cell_label)
                 seen = getattr(self, "_jaxcheck_shown", set())
-                if card is not None and not (       # already shown above, before it ran
-                        getattr(card, "where", None) == f"line {getattr(card, 'line', '')}"
-                        and (getattr(card, "rule", None), card.line) in seen):
+                if card is not None and (     # not already shown above, before it ran
+                        getattr(card, "rule", None), getattr(card, "where", None)) not in seen:
                     display(card)
                     try:
                         value._jaxmagic_shown = True
@@ -508,3 +515,12 @@ class JaxMagic(Magics):
             shell.user_ns.pop(sink, None)
             shell.displayhook.exec_result = outer
         return result.success, "value" in kept, kept.get("value")
+
+    def _checkify_run(self, call: BoundCall, args) -> None:
+        """--checkify: run the call once under checkify's index checks (raises on OOB)."""
+        __tracebackhide__ = True
+        from .core.checks import run_checkified
+
+        run_checkified(call.func, call.args, call.kwargs,
+                       static_argnums=_argnums(args.static_argnums),
+                       static_argnames=_argnames(args.static_argnames))

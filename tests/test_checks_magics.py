@@ -155,3 +155,17 @@ def test_previous_custom_handler_is_chained_and_restored(ip):
     finally:
         ip.set_custom_exc((), None)
         ip.run_line_magic("load_ext", "jaxmagic")
+
+
+def test_checkify_option_on_jaxpr_and_jit_compare(fresh):
+    run(fresh, "def pick_(x, i):\n    return x[i] * 2\nxs_ = jnp.arange(3.0)")
+    for magic in ("jaxpr", "jit_compare"):
+        r, cap = run(fresh, f"%{magic} --checkify pick_(xs_, 7)")
+        assert type(r.error_in_exec).__name__ == "JaxRuntimeError", magic
+        (card,) = cards(cap)
+        assert "JX401" in card["text/plain"] and "return x[i] * 2" in card["text/plain"]
+        assert "index 7" in card["text/plain"]
+    r, cap = run(fresh, "%jaxpr --checkify pick_(xs_, 1)")
+    assert r.success and cards(cap)                     # the graph, no error
+    r, cap = run(fresh, "%jit_compare --checkify --static-argnums 1 -n 2 -r 2 pick_(xs_, 2)")
+    assert r.success

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from .model import FAMILIES, RULES, SEVERITIES, Finding, Rule
-from .runtime import checkified, checkify_function, explain
+from .runtime import checkified, checkify_function, explain, run_checkified
 from .static import CheckState, analyze, cell_source
 
 
@@ -64,4 +64,4 @@ class Checker:
 
 
 __all__ = ["Finding", "Rule", "RULES", "FAMILIES", "SEVERITIES", "check_source", "Checker",
-           "explain", "checkified", "checkify_function", "cell_source"]
+           "explain", "checkified", "checkify_function", "run_checkified", "cell_source"]

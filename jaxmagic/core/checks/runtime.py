@@ -415,3 +415,30 @@ def checkified(f: Callable, errors=None, *, jit: bool = False) -> Callable:
 
     wrapper.checked = checked
     return wrapper
+
+
+def run_checkified(f: Callable, args: tuple = (), kwargs: dict | None = None, *,
+                   static_argnums=None, static_argnames=None, errors=None):
+    """Run `f(*args, **kwargs)` once under checkify's index checks; raise
+    `checkify.JaxRuntimeError` on an out-of-bounds index, else return the result.
+
+    Static arguments (as jit takes them) are bound first, so only arrays are traced.
+    This is what `%jaxpr --checkify` and `%jit_compare --checkify` run before their work.
+    """
+    kwargs = dict(kwargs or {})
+    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums or ())
+    names = (static_argnames,) if isinstance(static_argnames, str) else \
+        tuple(static_argnames or ())
+    n = len(args)
+    nums = {i % n for i in nums if -n <= i < n}
+    static_pos = {i: args[i] for i in nums}
+    static_kw = {k: kwargs.pop(k) for k in names if k in kwargs}
+    dyn = [a for i, a in enumerate(args) if i not in static_pos]
+
+    def bound(*dyn_args, **dyn_kwargs):
+        it = iter(dyn_args)
+        full = [static_pos[i] if i in static_pos else next(it) for i in range(n)]
+        return f(*full, **dyn_kwargs, **static_kw)
+
+    functools.update_wrapper(bound, f)
+    return checkified(bound, errors, jit=True)(*dyn, **kwargs)
