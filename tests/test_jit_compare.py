@@ -315,8 +315,8 @@ def test_mutated_static_argument_is_flagged(sh):
     run(sh, RETRACE)
     r = comparison(sh, f"{FAST} --static-argnums 1 counted_step(X, Cfg())")
     assert any("changed while the function was traced" in n for n in r.static_notes)
-    if r.traces > 1:                               # JAX 0.12 retraces on every call
-        assert r.retrace_reasons
+    if r.traces > 1:        # whether it retraces depends on when JAX hashes the key
+        assert r.retrace_reasons or any("could not explain" in n for n in r.notes)
 
 
 def test_eager_retraces_from_a_jit_made_inside(sh):

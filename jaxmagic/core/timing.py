@@ -756,20 +756,8 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
                 return step()
 
         try:
-            # 1. eager, first call (warm-up: op-by-op dispatch compiles each primitive)
-            if eager:
-                phase = log.phase = "eager"
-
-                def eager_once():
-                    __tracebackhide__ = True
-                    t0 = time.perf_counter()
-                    out = fun(*call.args, **call.kwargs)
-                    jax.block_until_ready(out)
-                    return out, time.perf_counter() - t0
-
-                eager_first, m.eager_first_s = guarded(eager_once)
-
-            # 2. first jit call: trace, lower, compile, then the first real call
+            # 1. first jit call: trace, lower, compile, then the first real call.
+            #    First, so a function jit cannot handle fails as a JAX error.
             phase = log.phase = "trace"
             before = [(nm, _hash_or_none(v)) for nm, v in statics]
             a0, k0 = call.args, call.kwargs     # trace/lower/compile run nothing
@@ -834,6 +822,20 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
                 return out, time.perf_counter() - t0
 
             jit_first, m.first_call_s = guarded(first_call)
+
+            # 2. eager, first call (warm-up: op-by-op dispatch compiles each primitive)
+            if eager:
+                phase = log.phase = "eager"
+
+                def eager_once():
+                    __tracebackhide__ = True
+                    t0 = time.perf_counter()
+                    out = fun(*call.args, **call.kwargs)
+                    jax.block_until_ready(out)
+                    return out, time.perf_counter() - t0
+
+                eager_first, m.eager_first_s = guarded(eager_once)
+
             if eager_first is not None:
                 m.results_match, m.max_abs_diff, m.max_rel_diff, m.leaves = \
                     compare_outputs(eager_first, jit_first)
