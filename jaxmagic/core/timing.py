@@ -1,12 +1,13 @@
 """Eager vs jit: what compilation costs and what it buys, measured like `%timeit`.
 
-`measure()` runs one call several ways, blocking on every output leaf:
+`measure()` runs one call several ways, in this order, blocking on every output leaf:
 
-  eager        the Python function, op by op (a jitted function is unwrapped first);
   first jit    split into trace, lower and compile (`jit(f).trace(...).lower().compile()`),
-               then the first real call;
+               then the first real call (first: what jit cannot handle fails early, as
+               the JAX error it is);
+  eager        the Python function, op by op (a jitted function is unwrapped first);
   steady jit   per-call time with a loop count chosen from a time budget, several repeats
-               (median and spread);
+               (median and spread), then steady eager the same way;
 
 and compares the results leaf by leaf, counts traces (a retrace means jit's cache missed;
 JAX's own explanation is captured for this call only), reports donation and the compiled
