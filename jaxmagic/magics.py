@@ -112,7 +112,7 @@ class JaxMagic(Magics):
         """Show where in the user's code a JAX error happened, before its traceback."""
         if getattr(exc, "_jaxmagic_shown", False):
             return
-        card = api.error_card(exc)
+        card = api.error_card(exc, label=self._cell_label)
         if card is not None:
             display(card)
             try:

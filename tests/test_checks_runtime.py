@@ -96,3 +96,11 @@ def test_explain_never_raises_on_odd_exceptions():
     except Weird as e:
         import jaxmagic
         assert jaxmagic.explain(e) is None
+
+
+def test_runtime_uses_the_frames_values_for_the_fix():
+    f = explain(raised("def fill(buf, value):\n    buf[0] = value\n    return buf\n"
+                       "fill(jnp.zeros(3), 1.0)\n"))
+    assert (f.rule, f.line) == ("JX101", 2)
+    assert f.rewrite == "buf = buf.at[0].set(value)"
+    assert f.source[f.col - 1:f.end_col] == "buf[0] = value"

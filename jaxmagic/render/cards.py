@@ -11,7 +11,7 @@ import re
 from dataclasses import fields
 
 from ..core.checks.model import Finding
-from .html import BORDER, FONT, INK, MONO, MUTED, esc
+from .html import BORDER, FONT, INK, MONO, MUTED, PANEL, esc
 
 SEVERITY_COLOURS = {   # ink, badge background, left stripe
     "error": ("#991b1b", "#fee2e2", "#dc2626"),
@@ -19,7 +19,7 @@ SEVERITY_COLOURS = {   # ink, badge background, left stripe
     "info": ("#1e40af", "#dbeafe", "#3b82f6"),
 }
 CARD_BG = "#ffffff"
-CODE_BG = "#f6f8fa"
+CODE_BG = PANEL        # the shared light panel (also how tests spot our outputs)
 MARK_BG = "#fde68a"
 FIX_BG = "#ecfdf5"
 FIX_BORDER = "#34d399"
@@ -69,7 +69,7 @@ def card_html(f: Finding) -> str:
               if f.error else "")
     head = " · ".join(p for p in (rule, where, raised, title) if p)
     fix = (f'<div style="margin-top:6px;color:{FIX_INK}"><span style="font-weight:600">'
-           f'Fix:</span> <span style="color:{INK}">{_prose(f.fix)}</span></div>')
+           f'Fix:</span> <span style="color:{INK}">{_prose(f.fix_prose)}</span></div>')
     rewrite = ""
     if f.rewrite:
         where_fix = (f'<span style="color:{MUTED};user-select:none">'

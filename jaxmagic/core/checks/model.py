@@ -67,9 +67,9 @@ RULES: dict[str, Rule] = {r.id: r for r in (
     Rule("JX306", "purity", "warning", "NumPy/Python randomness inside a traced function",
          _SHARP),
     # indexing
-    Rule("JX401", "indexing", "warning", "constant index out of bounds (read is clamped)",
+    Rule("JX401", "indexing", "warning", "index out of bounds (the read is clamped)",
          _CHECKIFY),
-    Rule("JX402", "indexing", "warning", "constant index out of bounds (update is dropped)",
+    Rule("JX402", "indexing", "warning", "index out of bounds (the update is dropped)",
          _CHECKIFY),
     # types
     Rule("JX501", "types", "error", "lax call with mixed dtypes", _SHARP),
@@ -123,6 +123,14 @@ class Finding:
     def location(self) -> str:
         return self.where or f"line {self.line}"
 
+    @property
+    def fix_prose(self) -> str:
+        """`fix` without a trailing copy of the rewritten line (shown separately)."""
+        r = (self.rewrite or "").strip()
+        if r and self.fix.rstrip().endswith(r) and len(self.fix.rstrip()) > len(r):
+            return self.fix.rstrip()[: -len(r)].rstrip()
+        return self.fix
+
     def with_(self, **changes) -> "Finding":
         return replace(self, **changes)
 
@@ -140,7 +148,7 @@ class Finding:
             out.append(f"    {self.source}")
             if self.col and self.end_col and self.end_col >= self.col:
                 out.append("    " + " " * (self.col - 1) + "^" * (self.end_col - self.col + 1))
-        out.append(f"  fix: {self.fix}")
+        out.append(f"  fix: {self.fix_prose}")
         if self.rewrite:
             where = f" (line {self.fix_line})" if self.fix_line and self.fix_line != self.line \
                 else ""

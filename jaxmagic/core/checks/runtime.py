@@ -271,6 +271,10 @@ def explain(exc: BaseException, src: str | None = None, *, label: Callable[[str]
         except Exception:       # never let the explainer hide the real error
             found = []
         same = [f for f in found if f.line == lineno and f.rule in compatible]
+        if not same and frame is not None and frame.f_code.co_name != "<module>":
+            # the function's body, with its arguments' actual values known
+            same = [f for f in _body_findings(text, lineno, frame) if f.line == lineno and
+                    f.rule in compatible]
         # prefer the rule the exception names
         same.sort(key=lambda f: (f.rule != rule, f.col or 0))
         static = same[0] if same else None
@@ -294,6 +298,48 @@ def explain(exc: BaseException, src: str | None = None, *, label: Callable[[str]
                    fix_line=fix_line, origin="runtime", filename=filename or None,
                    where=where_txt, error=err_name,
                    detail={**detail, "exception": _first_line(exc)})
+
+
+def _body_findings(text: str, lineno: int, frame) -> list[Finding]:
+    """Static findings for the body of the function that failed, analysed as if it were
+    top-level code whose names hold the frame's actual values (`buf` is a JAX array)."""
+    import ast
+    import textwrap
+
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    best = None
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.body and \
+                n.name == frame.f_code.co_name and n.body[0].lineno <= lineno <= n.end_lineno:
+            if best is None or n.lineno > best.lineno:
+                best = n
+    if best is None:
+        return []
+    lines = text.split("\n")
+    first, last = best.body[0].lineno, best.end_lineno
+    body = lines[first - 1:last]
+    src = textwrap.dedent("\n".join(body))
+    shift = len(body[0]) - len(src.split("\n", 1)[0])
+    ns = dict(frame.f_globals)
+    try:
+        ns.update(frame.f_locals)
+    except Exception:   # pragma: no cover
+        pass
+    try:
+        found = analyze(src, namespace=ns)
+    except Exception:
+        return []
+    out = []
+    for f in found:
+        line = f.line + first - 1
+        out.append(f.with_(line=line, source=lines[line - 1],
+                           col=f.col + shift if f.col else None,
+                           end_col=f.end_col + shift if f.end_col else None,
+                           fix_line=f.fix_line + first - 1 if f.fix_line else None))
+    return out
 
 
 def _where(filename: str, lineno: int, label) -> str:
@@ -409,6 +455,7 @@ def checkified(f: Callable, errors=None, *, jit: bool = False) -> Callable:
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
+        __tracebackhide__ = True
         err, out = run(*args, **kwargs)
         err.throw()
         return out
@@ -436,6 +483,7 @@ def run_checkified(f: Callable, args: tuple = (), kwargs: dict | None = None, *,
     dyn = [a for i, a in enumerate(args) if i not in static_pos]
 
     def bound(*dyn_args, **dyn_kwargs):
+        __tracebackhide__ = True
         it = iter(dyn_args)
         full = [static_pos[i] if i in static_pos else next(it) for i in range(n)]
         return f(*full, **dyn_kwargs, **static_kw)
