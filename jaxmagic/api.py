@@ -26,6 +26,7 @@ def trace(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None = 
 def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
                stage: str = "jaxpr", **options: Any) -> JaxprView:
     """`trace` for a call whose arguments carry their source text (from a magic)."""
+    __tracebackhide__ = True
     traced = _trace.trace(call, static_argnums=static_argnums, static_argnames=static_argnames)
     stage_text = _trace.stage_text(traced, stage) if stage != "jaxpr" else None
     return JaxprView(_graph.build(traced), func_name=traced.func_name, stage=stage,

@@ -38,6 +38,7 @@ def _leaf_names(prefix: str, tree: Any) -> list[str]:
 def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
           static_argnames: Sequence[str] | str | None = None) -> Traced:
     """Trace `call` with its static arguments held fixed (as `jax.jit` would)."""
+    __tracebackhide__ = True      # the user's error shows their frames, not ours
     nums, names = _normalise(static_argnums, static_argnames, len(call.args))
     for n in nums:
         if not 0 <= n < len(call.args):
@@ -47,6 +48,7 @@ def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
     dyn_kw = sorted(k for k in call.kwargs if k not in names)  # pytree order
 
     def fixed(*dyn_args, **dyn_kwargs):
+        __tracebackhide__ = True
         args = list(call.args)
         for i, v in zip(dyn_pos, dyn_args):
             args[i] = v
@@ -66,6 +68,7 @@ def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
 
 def stage_text(traced: Traced, stage: str) -> str:
     """Lowered StableHLO, or compiled HLO preceded by its cost and memory analysis."""
+    __tracebackhide__ = True
     call = traced.call
     jitted = jax.jit(call.func, static_argnums=traced.static_argnums or None,
                      static_argnames=traced.static_argnames or None)

@@ -30,11 +30,15 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def attr_text(text: object, limit: int = 200) -> str:
-    """Escape for a quoted DOT string: backslashes and quotes; one line; bounded."""
+    """Escape for a quoted DOT string: backslashes and quotes; one line; bounded.
+
+    `&` too: Graphviz decodes entities in labels and passes them into its SVG as they
+    are, so a name holding `&lt;b&gt;` would otherwise be shown as `<b>`.
+    """
     s = _CONTROL.sub("", str(text)).replace("\n", " ")
     if len(s) > limit:
         s = s[: limit - 1] + "…"
-    return s.replace("\\", "\\\\").replace('"', '\\"')
+    return s.replace("&", "&amp;").replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _label(title: str, detail, where: str) -> str:
