@@ -20,8 +20,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from notebook_support import (ExecutedNotebooks, block_network, chromium_path,  # noqa: E402
-                              jaxmagic_outputs, launch, to_html)
+from notebook_support import (  # noqa: E402
+    ExecutedNotebooks,
+    block_network,
+    chromium_path,
+    jaxmagic_outputs,
+    launch,
+    to_html,
+)
 
 
 def shrink(png: bytes, path: Path) -> None:

@@ -9,9 +9,16 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
-from notebook_support import (MEASURE_JS, block_network, example_notebooks, jaxmagic_outputs,
-                              launch, need_chromium, picture_ink, to_html)
+from notebook_support import (
+    MEASURE_JS,
+    block_network,
+    example_notebooks,
+    jaxmagic_outputs,
+    launch,
+    need_chromium,
+    picture_ink,
+    to_html,
+)
 
 NOTEBOOKS = example_notebooks()
 IDS = [p.stem for p in NOTEBOOKS]

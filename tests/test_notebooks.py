@@ -6,9 +6,15 @@ import shutil
 
 import nbformat
 import pytest
-
-from notebook_support import (RAISES, cell_magics, errors, example_notebooks, jaxmagic_outputs,
-                              magic_names, tags)
+from notebook_support import (
+    RAISES,
+    cell_magics,
+    errors,
+    example_notebooks,
+    jaxmagic_outputs,
+    magic_names,
+    tags,
+)
 
 NOTEBOOKS = example_notebooks()
 IDS = [p.stem for p in NOTEBOOKS]
