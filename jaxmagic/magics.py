@@ -209,8 +209,8 @@ class JaxMagic(Magics):
 
         args, expr = parse_options(self.jit_compare, line)
         usage = ("usage: %jit_compare [-n N] [-r R] [--budget SECONDS] [--no-eager] "
-                 "[--static-argnums I,J] [--static-argnames A,B] [--donate-argnums I,J] [-o] "
-                 "F(ARGS...)")
+                 "[--static-argnums I,J] [--static-argnames A,B] [--donate-argnums I,J] "
+                 "[--checkify] [-o] F(ARGS...)")
         for opt in ("number", "repeat"):
             if getattr(args, opt) is not None and getattr(args, opt) < 1:
                 raise UsageError(f"-{opt[0]} takes a positive number\n{usage}")
