@@ -83,7 +83,7 @@ def user_traceback(tb: types.TracebackType | None) -> types.TracebackType | None
 def is_jax_error(exc: BaseException) -> bool:
     """Raised by JAX (or by JAX's tracers inside user code)."""
     mod = type(exc).__module__ or ""
-    if mod.startswith(("jax", "jaxlib")):
+    if mod.split(".")[0] in ("jax", "jaxlib"):
         return True
     for filename, _, _ in _frames(exc.__traceback__):
         if f"{os.sep}jax{os.sep}" in filename or f"{os.sep}jaxlib{os.sep}" in filename:
