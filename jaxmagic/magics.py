@@ -148,6 +148,8 @@ class JaxMagic(Magics):
         remat, shard_map, named scopes) collapsed to one node unless expanded.
         """
         __tracebackhide__ = True
+        from .core.timing import JitArgumentError, StaticArgumentError
+
         args, expr = parse_options(self.jaxpr, line)
         call = self._call("jaxpr", expr, cell)
         try:
@@ -163,6 +165,14 @@ class JaxMagic(Magics):
                 depth=depth, expand=args.expand, rankdir=args.rankdir,
                 max_nodes=self.max_nodes, layout_timeout=self.layout_timeout,
                 renderer=self.renderer, png=self.png)
+        except JitArgumentError as e:     # mark an argument static: say which, and how
+            from .render.jit import static_fix_command
+
+            fix = e.option_hint()
+            if isinstance(e, StaticArgumentError):
+                fix += ", e.g. " + static_fix_command("%%jaxpr" if cell is not None
+                                                      else "%jaxpr", line, e.index, e.param)
+            raise UsageError(f"{e.problem}.\n{fix}") from None
         except Exception as e:
             self._located(e)
             raise

@@ -39,11 +39,21 @@ def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
           static_argnames: Sequence[str] | str | None = None) -> Traced:
     """Trace `call` with its static arguments held fixed (as `jax.jit` would)."""
     __tracebackhide__ = True      # the user's error shows their frames, not ours
+    from .timing import (JitArgumentError, StaticArgumentError, _Call, _check_arguments,
+                         _concretization_argument, _param_names)
+
     nums, names = _normalise(static_argnums, static_argnames, len(call.args))
+    # the same argument checks as %jit_compare: a str or an int used as a size says which
+    # argument to mark static, instead of JAX's error about our wrapper's arguments
+    info = _Call(call.func, tuple(call.args), dict(call.kwargs), list(call.arg_names),
+                 dict(call.kwarg_names), call.source, _param_names(call.func))
+    nums = tuple(sorted(set(nums) | {info.params.index(k) for k in names if k in info.params
+                                     and info.params.index(k) < len(call.args)}))
     for n in nums:
         if not 0 <= n < len(call.args):
-            raise ValueError(f"static_argnums {n} is out of range for {len(call.args)} "
-                             "positional arguments")
+            raise JitArgumentError(f"static_argnums {n} is out of range for "
+                                   f"{len(call.args)} positional arguments",
+                                   "count positional arguments from 0")
     dyn_pos = [i for i in range(len(call.args)) if i not in nums]
     dyn_kw = sorted(k for k in call.kwargs if k not in names)  # pytree order
 
@@ -55,15 +65,45 @@ def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
         kwargs = {**{k: v for k, v in call.kwargs.items() if k in names}, **dyn_kwargs}
         return call.func(*args, **kwargs)
 
-    fixed.__name__ = call.func_name
+    fixed.__name__ = fixed.__qualname__ = call.func_name
+    fixed.__wrapped__ = call.func            # JAX's messages name the user's def line
+    fixed.__signature__ = _dynamic_signature(info.params, dyn_pos, dyn_kw)
     dyn_args = [call.args[i] for i in dyn_pos]
     dyn_kwargs = {k: call.kwargs[k] for k in dyn_kw}
-    closed, out_shape = jax.make_jaxpr(fixed, return_shape=True)(*dyn_args, **dyn_kwargs)
+    try:
+        _check_arguments(info, set(nums), names)
+    except StaticArgumentError:
+        raise
+    except JitArgumentError:       # an unhashable static argument: tracing does not mind
+        pass
+    try:
+        closed, out_shape = jax.make_jaxpr(fixed, return_shape=True)(*dyn_args, **dyn_kwargs)
+    except Exception as e:
+        problem = _concretization_argument(e, info, set(nums), names)
+        if problem is None:
+            raise
+        problem.original = e
+        raise problem from None
 
     in_names = [n for i in dyn_pos for n in _leaf_names(call.arg_names[i], call.args[i])]
     in_names += [n for k in dyn_kw for n in _leaf_names(call.kwarg_names[k], call.kwargs[k])]
     out_names = _leaf_names("out", out_shape)
     return Traced(closed, in_names, out_names, call.func_name, call, nums, names)
+
+
+def _dynamic_signature(params: list[str], dyn_pos: list[int], dyn_kw: list[str]):
+    """The traced wrapper's signature in the user's parameter names, so JAX's errors say
+    "argument n" rather than "dyn_args[1]"."""
+    import inspect
+
+    P = inspect.Parameter
+    try:
+        if dyn_pos and max(dyn_pos) >= len(params):
+            raise ValueError("*args")
+        return inspect.Signature([P(params[i], P.POSITIONAL_ONLY) for i in dyn_pos]
+                                 + [P(k, P.KEYWORD_ONLY) for k in dyn_kw])
+    except ValueError:    # *args, or keywords that are not identifiers
+        return inspect.Signature([P("args", P.VAR_POSITIONAL), P("kwargs", P.VAR_KEYWORD)])
 
 
 def stage_text(traced: Traced, stage: str) -> str:
