@@ -9,7 +9,6 @@ from __future__ import annotations
 from IPython.core.error import UsageError
 from IPython.core.magic import (
     Magics,
-    cell_magic,
     line_cell_magic,
     line_magic,
     magics_class,
@@ -313,6 +312,10 @@ class JaxMagic(Magics):
         raw = getattr(info, "raw_cell", None) or ""
         if raw.lstrip().startswith("%%jaxcheck") or not raw.strip():
             return
+        # IPython drops a cell's leading blank lines before it runs: number lines as its
+        # tracebacks (and the runtime cards) do, or one finding shows twice
+        lines = raw.splitlines(keepends=True)
+        raw = "".join(lines[next(i for i, ln in enumerate(lines) if ln.strip()):])
         count = self.shell.execution_count - (1 if getattr(info, "store_history", False)
                                               else 0)
         try:
@@ -428,29 +431,32 @@ class JaxMagic(Magics):
     @argument("names", nargs="*", metavar="NAME",
               help="variables to draw (default: the value of the cell's final expression)")
     @argument("--plan", action="store_true",
-              help="do not run the cell's final call (of a jitted function): show the input "
-              "and output shardings the compiler chose for it")
+              help="do not run the final call (of a jitted function): show the input and "
+              "output shardings the compiler chose for it")
     @argument("-o", dest="output", action="store_true", help="return the ShardingView")
     @no_var_expand
-    @cell_magic
-    def shardviz(self, line: str, cell: str):
+    @line_cell_magic
+    def shardviz(self, line: str, cell: str | None = None):
         """Run the cell as usual, then draw which device holds which block of its result.
 
-        Draws the value of the cell's final expression (a jax.Array or any pytree of them;
-        it is drawn instead of printed), or the variables named after the magic. Reads
-        metadata only: nothing is copied to the host or waited for. With --plan the cell's
-        final call of a jitted function is compiled, not run, and its input and output
-        shardings are drawn (`jaxmagic.sharding_view`, `jaxmagic.sharding_plan`).
+        `%%shardviz` draws the value of the cell's final expression (a jax.Array or any
+        pytree of them; it is drawn instead of printed); `%%shardviz x y` the variables
+        named; the line form `%shardviz x y` variables that already exist. Reads metadata
+        only: nothing is copied to the host or waited for. With --plan the final call
+        (`%shardviz --plan f(x)`, or a cell ending in one) of a jitted function is
+        compiled, not run, and its input and output shardings are drawn
+        (`jaxmagic.sharding_view`, `jaxmagic.sharding_plan`).
         """
         __tracebackhide__ = True
         from .core.sharding import PlanError
 
-        args = parse_argstring(self.shardviz, line)
+        args, rest = parse_options(self.shardviz, line)
+        names = rest.split()
         if args.plan:
-            if args.names:
+            if cell is not None and names:
                 raise UsageError("%%shardviz --plan draws the cell's final call; it takes no "
                                  "NAME\nusage: %%shardviz --plan\n<cell ending in F(ARGS...)>")
-            call = self._call("shardviz", "", cell)
+            call = self._call("shardviz", rest, cell)
             try:
                 view = api.plan_call(call)
             except PlanError as e:
@@ -458,13 +464,18 @@ class JaxMagic(Magics):
             except Exception as e:
                 self._located(e)
                 raise
+        elif cell is None:
+            if not names:
+                raise UsageError("%shardviz draws variables that exist: %shardviz x y\n"
+                                 "or run a cell and draw its result: %%shardviz [NAME ...]")
+            view = api.sharding_view(self._shardviz_names(names), names=True, source=rest)
         else:
             ran, found, value = self._shardviz_run(cell)
             if not ran:
                 return None          # the cell failed; its traceback is already shown
-            if args.names:
-                view = api.sharding_view(self._shardviz_names(args.names), names=True,
-                                         source=" ".join(args.names))
+            if names:
+                view = api.sharding_view(self._shardviz_names(names), names=True,
+                                         source=" ".join(names))
             elif not found:
                 raise UsageError("%%shardviz: the cell ran, but it does not end with an "
                                  "expression to draw; end it with the array (or pytree of "

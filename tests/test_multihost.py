@@ -96,3 +96,59 @@ def test_shardviz_labels_every_shard_with_its_owning_process(results):
         assert "2 processes" in text and "(this one)" in text
         assert r["shardviz_html_has_process_labels"]
         assert r["named_paths"] == ["rows"]
+
+
+# ---- docs/cluster.md: one notebook driving two ipyparallel engines ----------------------
+
+DRIVER = Path(__file__).with_name("ipp_cluster_driver.py")
+
+
+@pytest.fixture(scope="module")
+def px_cells():
+    pytest.importorskip("ipyparallel")
+    out = subprocess.run([sys.executable, str(DRIVER), str(_free_port())],
+                         capture_output=True, text=True, timeout=600,
+                         env={k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"})
+    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert lines, f"driver failed ({out.returncode}):\n{out.stdout[-2000:]}\n{out.stderr[-4000:]}"
+    cells = json.loads(lines[-1][len("RESULT "):])
+    failed = [c for c in cells if not c["success"]]
+    assert not failed, f"docs/cluster.md cell failed: {failed[0]['source']}\n{failed[0]['error']}"
+    return cells
+
+
+def _cell(cells, start):
+    (c,) = [c for c in cells if c["source"].startswith(start)]
+    return c
+
+
+def _views(cell):
+    return [o for o in cell["outputs"] if o["has_html"]]
+
+
+def test_docs_cluster_cells_all_run(px_cells):
+    assert len(px_cells) >= 8
+    assert "0 8 4" in px_cells[1]["stdout"] and "1 8 4" in px_cells[1]["stdout"]
+
+
+def test_docs_cluster_devices_from_engine_0(px_cells):
+    (view,) = _views(_cell(px_cells, "%%px --targets 0\n%devices"))
+    assert view["plain"].startswith("devices: 8 global devices, 4 local")
+    assert "process 0 of 2" in view["plain"] and "remote" in view["plain"]
+
+
+def test_docs_cluster_shardviz_on_every_engine_labels_processes(px_cells):
+    views = _views(_cell(px_cells, "%%px\n%%shardviz"))
+    assert len(views) == 2                      # one picture per engine
+    for i, v in enumerate(views):
+        assert f"process {i} (this one)" in v["plain"]
+        assert "p0:" in v["plain"] and "p1:" in v["plain"]
+        assert ">p0<" in v["html"] and ">p1<" in v["html"]
+
+
+def test_docs_cluster_line_form_draws_from_one_engine(px_cells):
+    (view,) = _views(_cell(px_cells, "%%px --targets 0\n%shardviz"))
+    plain = view["plain"]
+    assert plain.startswith("shardviz x total y")
+    assert "x  float32[8, 8]" in plain and "y  float32[8, 8]" in plain
+    assert "p0:0,1,2,3" in plain                  # y = P('x', None): a row per process

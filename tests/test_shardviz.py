@@ -295,6 +295,18 @@ def test_magic_names_variables(ip):
         ip.run_cell_magic("shardviz", "nope_", "a_ = 1")
 
 
+def test_line_form_draws_existing_variables(ip):
+    ip.run_cell("lf_a = jnp.ones(8)\nlf_b = {'w': jnp.ones(2)}")
+    res, cap = run(ip, "%shardviz lf_a lf_b")
+    assert res.success
+    (out,) = [o for o in cap.outputs if "text/html" in o.data]
+    assert out.data["text/plain"].startswith("shardviz lf_a lf_b")
+    view = ip.run_line_magic("shardviz", "-o lf_b['w']")
+    assert [lay.path for lay in view.layouts] == ["lf_b['w']"]
+    with pytest.raises(UsageError, match="draws variables that exist"):
+        ip.run_line_magic("shardviz", "")
+
+
 def test_magic_stops_when_the_cell_fails(ip):
     res, cap = run(ip, "%%shardviz\nsv_before = 1\n1 / 0\njnp.ones(3)")
     assert "ZeroDivisionError" in cap.stdout + cap.stderr     # the usual traceback
@@ -372,6 +384,14 @@ layer(xp, w=wp)
     assert text.startswith("shardviz --plan layer(xp, w=wp)")
     assert "inputs:" in text and "outputs:" in text
     html_of(view)
+
+
+def test_plan_line_form(ip):
+    ip.user_ns.update(lp_f=jax.jit(lambda a: a * 2), lp_x=put((8, 4), P("x", None)))
+    view = ip.run_line_magic("shardviz", "--plan -o lp_f(lp_x)")
+    ins, outs = view.model.sections
+    assert [lay.path for lay in ins.layouts] == ["lp_x"]
+    assert tiles(outs.layouts[0]) == tiles(ins.layouts[0])
 
 
 def test_plan_static_args_keep_their_names():
