@@ -57,7 +57,7 @@ def test_corpus_size_and_coverage():
     positives = {r for c in CELLS for r, _ in c["static"] | (c["runtime"] or set())}
     assert positives == set(RULES), f"rules without a positive: {set(RULES) - positives}"
     negatives = [c for c in CELLS if not c["static"] and not c["runtime"]]
-    assert {c["family"] for c in negatives} == {"mutation", "tracing", "purity", "indexing",
+    assert {c["family"] for c in negatives} >= {"mutation", "tracing", "purity", "indexing",
                                                "types", "jit_args"}
 
 

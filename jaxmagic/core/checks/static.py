@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import builtins
 import math
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -112,6 +113,15 @@ _OUTER_MUTATORS = {"append", "extend", "insert", "add", "update", "setdefault", 
 _DISCARDED_METHODS = {"sort", "astype", "reshape", "clip", "round", "transpose", "squeeze",
                       "flatten", "ravel", "cumsum", "argsort"}
 _BUILTINS = frozenset(dir(builtins))
+_ARRAY_ATTRS = {
+    "T", "mT", "real", "imag", "at", "flat", "all", "any", "argmax", "argmin",
+    "argpartition", "argsort", "astype", "choose", "clip", "compress", "conj", "conjugate",
+    "copy", "cumprod", "cumsum", "diagonal", "dot", "flatten", "item", "max", "mean", "min",
+    "nonzero", "prod", "ptp", "ravel", "repeat", "reshape", "round", "searchsorted", "sort",
+    "squeeze", "std", "sum", "swapaxes", "take", "tolist", "trace", "transpose", "var",
+    "view", "block_until_ready", "broadcast_to", "__float__", "__int__", "__index__",
+    "nanmean", "nansum", "cumulative_sum", "to_device", "copy_to_host_async"}
+_LAX_STATIC = {"axis_size", "broadcast_shapes", "dtype", "iinfo", "finfo"}
 _FLOAT_FUNCS = {"sin", "cos", "tan", "exp", "log", "log1p", "expm1", "tanh", "sqrt",
                 "mean", "std", "var", "sigmoid", "softmax", "log_softmax", "arctan",
                 "arcsin", "arccos", "sinh", "cosh", "exp2", "log2", "log10", "relu",
@@ -167,10 +177,10 @@ class AV:
     """What is known about a value: kind, traced or not, shape, dtype."""
 
     __slots__ = ("kind", "traced", "boolean", "shape", "dtype", "shape_src", "elts", "func",
-                 "param")
+                 "param", "items")
 
     def __init__(self, kind=None, traced=False, boolean=False, shape=None, dtype=None,
-                 shape_src=None, elts=None, func=None, param=None):
+                 shape_src=None, elts=None, func=None, param=None, items=None):
         self.kind = kind            # "jax", "np", "int", "float", "bool", "str", "complex",
         # "none", "list", "tuple", "dict", "set", "func", "module", "dtype", "static", None
         self.traced = traced        # a tracer (inside a transform)
@@ -181,6 +191,7 @@ class AV:
         self.elts = elts            # tuple/list literal elements
         self.func = func            # FuncInfo for functions
         self.param = param          # the traced parameter this value is
+        self.items = items          # dict literal: constant key -> value
 
     def __repr__(self):  # pragma: no cover - debugging aid
         return (f"AV({self.kind}, traced={self.traced}, bool={self.boolean}, "
@@ -204,6 +215,13 @@ def _traced(av: AV) -> bool:
     if av.elts:
         return any(_traced(e) for e in av.elts)
     return False
+
+
+def _truth_traced(av: AV) -> bool:
+    """bool(value) needs a concrete array value (containers answer by their length)."""
+    if av.kind in ("tuple", "list", "dict", "set", "str", "range"):
+        return False
+    return _traced(av)
 
 
 def _traced_elt(av: AV) -> AV | None:
@@ -493,6 +511,7 @@ class Analyzer:
         self._np = self._jnp = self._jax_name = self._lax = self._partial = None
         self._foreign: list[tuple] = []
         self._resolved: dict = {}
+        self._helper_avs: dict = {}
         self._arrays: dict[int, set] = {}
 
     # ---- entry ---------------------------------------------------------------------
@@ -652,12 +671,15 @@ class Analyzer:
             elif k.arg is None:
                 fn.statics_unknown = True
 
-    def _mark_transformed(self, arg: ast.AST, kind: str, call: ast.Call, q: str) -> None:
+    def _mark_transformed(self, arg: ast.AST, kind: str, call: ast.Call, q: str,
+                          bound: tuple[int, tuple] = (0, ())) -> None:
         if isinstance(arg, ast.Call):      # jax.jit(jax.grad(f)), jax.jit(partial(f, ...))
             inner = self.resolve(arg.func)
             if (inner in _PASSTHROUGH or inner == "functools.partial") and arg.args:
-                if inner == "functools.partial":
-                    self._mark_transformed(arg.args[0], kind, call, q)
+                if inner == "functools.partial":     # arguments bound by partial: static
+                    self._mark_transformed(arg.args[0], kind, call, q,
+                                           (len(arg.args) - 1,
+                                            tuple(k.arg for k in arg.keywords if k.arg)))
                     return
                 self._mark_transformed(arg.args[0], kind, call, q)
                 if inner == "jax.vmap":
@@ -682,6 +704,10 @@ class Analyzer:
             fns = self.defs_by_name.get(arg.id, ())
             for fn in fns:
                 self._set_transform(fn, kind, q, kws, call)
+                if bound[0] or bound[1]:
+                    positional = [p for p in fn.params if not p.startswith("*")]
+                    fn.static.update(positional[:bound[0]])
+                    fn.static.update(bound[1])
             if not fns:      # defined in an earlier cell
                 v = self.state.env.get(arg.id)
                 fn = v.func if v is not None and v.kind == "func" else None
@@ -835,7 +861,7 @@ class Analyzer:
             self._if(s, ctx, top)
         elif t is ast.While:
             test = self.ev(s.test, ctx)
-            if _traced(test):
+            if _truth_traced(test):
                 self._control_flow(s, s.test, ctx, "while")
             self._body(s.body, ctx, top)
             self._body(s.orelse, ctx, top)
@@ -878,7 +904,7 @@ class Analyzer:
                 ctx.declared[n] = "global" if t is ast.Global else "nonlocal"
         elif t is ast.Assert:
             test = self.ev(s.test, ctx)
-            if _traced(test):
+            if _truth_traced(test):
                 self._control_flow(s, s.test, ctx, "assert")
         elif t is ast.With or t is ast.AsyncWith:
             for item in s.items:
@@ -932,7 +958,7 @@ class Analyzer:
 
     def _if(self, s: ast.If, ctx: _Ctx, top: bool) -> None:
         test = self.ev(s.test, ctx)
-        if _traced(test):
+        if _truth_traced(test):
             self._control_flow(s, s.test, ctx, "if")
         self._body(s.body, ctx, top)
         self._body(s.orelse, ctx, top)
@@ -1113,8 +1139,9 @@ class Analyzer:
         base = target.value
         while type(base) in (ast.Attribute, ast.Subscript):
             base = base.value
-        if type(base) is not ast.Name or not self._is_outer(base.id, ctx):
-            return
+        if type(base) is not ast.Name or not self._is_outer(base.id, ctx) or \
+                base.id.endswith("ref") or _has_ellipsis(target):
+            return        # Pallas refs (`o_ref[...] = x`) are written on purpose
         if base.id in ctx.params and base.id not in ctx.static_params \
                 and type(target) is ast.Subscript:
             return        # params are fresh pytrees under jit: a local update
@@ -1220,7 +1247,7 @@ class Analyzer:
             for call in self.calls_by_name.get(n, ()):
                 if len(call.args) > idx or any(k.arg == p for k in call.keywords):
                     return True
-        return fn.transform == "loop"
+        return False      # lax loop bodies get their required arguments only
 
     def _function(self, fn: FuncInfo, traced_params, staged: bool, parent: _Ctx | None):
         node = fn.node
@@ -1234,7 +1261,9 @@ class Analyzer:
             if p.startswith("*"):
                 ctx.env[p[1:]] = AV("tuple", traced=p in traced_params)
             elif p in traced_params:
-                ctx.env[p] = _jax(traced=True, param=p)
+                given = self._helper_avs.get(id(node), {}).get(p)
+                ctx.env[p] = given if given is not None and given.kind in (
+                    "tuple", "list", "dict") else _jax(traced=True, param=p)
             else:
                 ctx.env[p] = UNKNOWN
         if type(node) is ast.Lambda:
@@ -1367,8 +1396,8 @@ class Analyzer:
             self._bind_target(g.target, self._iter_elt(it, g.iter), ctx, g.iter, False)
             for cond in g.ifs:
                 c = self.ev(cond, ctx)
-                if _traced(c):
-                    self._control_flow(cond, cond, ctx, "if")
+                if _traced(c) and ctx.traced:
+                    self._control_flow(cond, cond, ctx, "bool")
         if type(node) is ast.DictComp:
             self.ev(node.key, ctx)
             self.ev(node.value, ctx)
@@ -1402,12 +1431,15 @@ class Analyzer:
         return AV("set")
 
     def _dict(self, node, ctx) -> AV:
-        for k in node.keys:
+        items = {}
+        for k, v in zip(node.keys, node.values):
             if k is not None:
                 self.ev(k, ctx)
-        for v in node.values:
-            self.ev(v, ctx)
-        return AV("dict")
+            av = self.ev(v, ctx)
+            if type(k) is ast.Constant:
+                items[k.value] = av
+        return AV("dict", items=items or None, traced=any(_traced(v) for v in
+                                                          items.values()))
 
     def _slice(self, node, ctx) -> AV:
         parts = [self.ev(p, ctx) if p is not None else UNKNOWN
@@ -1436,6 +1468,8 @@ class Analyzer:
                 return AV("tuple", elts=[AV("int", dtype="int*") for _ in base.shape])
             return AV("static")
         if base.kind == "jax":
+            if a not in _ARRAY_ATTRS:
+                return UNKNOWN        # not an array attribute: a pytree object's field
             if a in ("T", "mT", "real", "imag"):
                 return _jax(traced=base.traced, shape=base.shape[::-1] if a == "T" and
                             base.shape else None, dtype=base.dtype)
@@ -1480,6 +1514,9 @@ class Analyzer:
             if base.kind == "tuple" and base.elts and all(e.kind == "int" for e in base.elts):
                 return AV("int", dtype="int*")
             return UNKNOWN
+        if base.kind == "dict" and base.items and type(node.slice) is ast.Constant:
+            v = base.items.get(node.slice.value)
+            return v if v is not None and type(node.ctx) is ast.Load else UNKNOWN
         if base.kind == "static":
             return AV("static")
         if base.kind == "np":
@@ -1675,10 +1712,8 @@ class Analyzer:
         if q.startswith("jax.experimental.checkify."):
             return AV("static")
         if q.startswith(("jax.tree", "jax.tree_util")):
-            return AV("static", traced=any_traced)
-        if q.startswith("jax."):
-            return _jax(traced=any_traced or ctx.traced)
-        return UNKNOWN
+            return UNKNOWN
+        return UNKNOWN          # other jax.* functions: not known to make arrays
 
     def _builtin(self, node, name: str, args, kwargs, ctx: _Ctx) -> AV:
         if name == "print":
@@ -1743,7 +1778,8 @@ class Analyzer:
 
     def _jax_call(self, node, q: str, args, kwargs, ctx: _Ctx, any_traced: bool) -> AV:
         mod, _, name = q.rpartition(".")
-        if mod == "jax.numpy" and name in _JNP_STATIC:
+        if (mod == "jax.numpy" and name in _JNP_STATIC) or (mod == "jax.lax" and
+                                                             name in _LAX_STATIC):
             return AV("static")
         # shape-position arguments must be static
         if ctx.traced:
@@ -1997,6 +2033,8 @@ class Analyzer:
 
     def _method(self, node, recv: AV, meth: str, args, kwargs, ctx: _Ctx) -> AV:
         any_traced = recv.traced or any(_traced(a) for a in args)
+        if recv.kind == "jax" and meth not in _ARRAY_ATTRS:
+            return UNKNOWN
         if recv.kind == "jax":
             if meth in ("item", "tolist", "__float__", "__int__", "__index__") and \
                     recv.traced and ctx.traced:
@@ -2082,15 +2120,19 @@ class Analyzer:
         # a helper called from a traced function: analyse it with those params traced
         if ctx.traced and type(fn.node) is not ast.Lambda:
             traced_params = set()
+            avs = {}
             for p, a in zip(fn.params, args):
                 if p.startswith("*"):
                     break
                 if _traced(a):
                     traced_params.add(p)
+                    avs[p] = a
             for k, v in kwargs.items():
                 if k in fn.params and _traced(v):
                     traced_params.add(k)
+                    avs[k] = v
             if traced_params:
+                self._helper_avs.setdefault(id(fn.node), avs)
                 self._schedule(fn, fn.parent, frozenset(traced_params), ctx.staged)
                 return _jax(traced=True)
         return UNKNOWN
@@ -2135,6 +2177,7 @@ class Analyzer:
                 what = "a function" if type(n) is ast.Lambda or av.kind == "func" else \
                     "a string"
                 new = self._jit_rewrite(fn, names=[p])
+                fn.static.add(p)        # what it means; don't cascade inside the function
                 self.add("JX601", n, f"`{self.seg(n)}` is {what}, passed to jitted "
                          f"{fn.name} as `{p}`, which is not static: jit can only trace "
                          "arrays (TypeError).",
@@ -2203,7 +2246,7 @@ class Analyzer:
     def _unary(self, node: ast.UnaryOp, ctx) -> AV:
         v = self.ev(node.operand, ctx)
         if type(node.op) is ast.Not:
-            if _traced(v) and ctx.traced:
+            if _truth_traced(v) and ctx.traced:
                 self._control_flow(node, node.operand, ctx, "not")
                 return _jax(traced=True, boolean=True)
             return AV("bool")
@@ -2233,7 +2276,7 @@ class Analyzer:
 
     def _boolop(self, node: ast.BoolOp, ctx) -> AV:
         vals = [self.ev(v, ctx) for v in node.values]
-        if ctx.traced and any(_traced(v) for v in vals[:-1]):
+        if ctx.traced and any(_truth_traced(v) for v in vals[:-1]):
             self._control_flow(node, node, ctx, "and" if type(node.op) is ast.And else "or")
             return _jax(traced=True, boolean=True)
         if _traced(vals[-1]):
@@ -2244,7 +2287,7 @@ class Analyzer:
         test = self.ev(node.test, ctx)
         a = self.ev(node.body, ctx)
         b = self.ev(node.orelse, ctx)
-        if _traced(test) and ctx.traced:
+        if _truth_traced(test) and ctx.traced:
             self._control_flow(node, node.test, ctx, "ifexp")
             return _jax(traced=True)
         return a if a.kind is not None else b
@@ -2597,6 +2640,14 @@ _CMPSYM = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
            ast.NotEq: "!="}
 
 
+def _has_ellipsis(target) -> bool:
+    if type(target) is not ast.Subscript:
+        return False
+    sl = target.slice
+    elts = sl.elts if type(sl) is ast.Tuple else [sl]
+    return any(type(e) is ast.Constant and e.value is Ellipsis for e in elts)
+
+
 def _at_parts(call: ast.Call):
     """`x.at[idx].op(...)` -> (x, idx, op), else None."""
     f = call.func
@@ -2781,4 +2832,11 @@ def analyze(src: str, *, namespace=None, x64=None, state: CheckState | None = No
     a._class_of = {}
     a._loops = [(n.lineno, n.end_lineno) for n in tree.body
                 if isinstance(n, (ast.For, ast.While))]
-    return a.run(tree)
+    try:
+        return a.run(tree)
+    except Exception:           # a checker bug must not break the user's work
+        if os.environ.get("JAXMAGIC_CHECK_DEBUG"):
+            raise
+        return sorted(a.findings.values(), key=sort_key)
+    except RecursionError:      # pragma: no cover - absurdly deep code
+        return []
