@@ -258,6 +258,8 @@ def grid_html(lay: "ArrayLayout", tiles: list["Tile"], marks: dict, multi: bool,
                        f" → {esc(tile_label(t, marks, multi))}</div>" for t in tiles)
     rows, cols, cells = g
     widest = max((len(t.devices) for t in tiles), default=1)
+    if len(rows) == 1 and len(cols) == 1:        # one block (replicated): a small tile
+        total_width = min(total_width, max(160, 28 + 26 * min(widest, 16)))
     min_w = 34 if widest == 1 else min(200, 28 + 22 * min(widest, 8))
     widths = _sizes(cols, total_width if cdim is not None else min_w * 2, min_w)
     if rdim is None:
@@ -265,6 +267,8 @@ def grid_html(lay: "ArrayLayout", tiles: list["Tile"], marks: dict, multi: bool,
     else:
         aspect = lay.shape[rdim] / max(1, lay.shape[cdim])
         limit = GRID_HEIGHT if total_width >= GRID_WIDTH else GRID_HEIGHT * 3 // 4
+        if len(rows) == 1 and len(cols) == 1:
+            limit = 72
         total_h = min(max(total_width * aspect, 30 * len(rows)), max(limit, 30 * len(rows)))
         heights = _sizes(rows, total_h, 30 if widest == 1 else 40)
     out = ['<table style="border-collapse:collapse;table-layout:fixed;margin:0">']
