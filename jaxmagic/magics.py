@@ -506,6 +506,7 @@ class JaxMagic(Magics):
         keep its final expression's value instead of displaying it: an array's repr would
         copy it to the host and wait for it. Returns (succeeded, had a final expression,
         value)."""
+        __tracebackhide__ = True
         import ast
 
         sink = "__jaxmagic_shardviz_keep__"
@@ -524,8 +525,17 @@ class JaxMagic(Magics):
             kept["value"] = value
 
         shell = self.shell
-        transformer = KeepLast()
         outer = shell.displayhook.exec_result     # the nested run_cell clears it
+        code = shell.transform_cell(cell)
+        try:          # a cell that cannot be parsed: Python's own message, nothing runs
+            compile(code, shell.compile.cache(code, shell.execution_count), "exec",
+                    dont_inherit=True)
+        except SyntaxError as e:
+            shell.showsyntaxerror()
+            if outer is not None and outer.error_in_exec is None:
+                outer.error_in_exec = e
+            return False, False, None
+        transformer = KeepLast()
         shell.user_ns[sink] = keep
         shell.ast_transformers.append(transformer)
         try:
@@ -535,6 +545,11 @@ class JaxMagic(Magics):
                 shell.ast_transformers.remove(transformer)
             shell.user_ns.pop(sink, None)
             shell.displayhook.exec_result = outer
+        error = result.error_before_exec or result.error_in_exec
+        if error is not None and outer is not None and outer.error_in_exec is None:
+            # the traceback is shown once (by the nested run); the cell still fails, so a
+            # kernel replies "error" and a notebook run stops here, as for any cell
+            outer.error_in_exec = error
         return result.success, "value" in kept, kept.get("value")
 
     def _checkify_run(self, call: BoundCall, args) -> None:
