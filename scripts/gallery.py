@@ -84,11 +84,11 @@ def main(argv=None) -> int:
                         shrink(cell.screenshot(), a.out / name)
                         made.append(a.out / name)
                         if theme == a.themes[0]:
-                            first = nb.cells[ci].source.strip().splitlines()[0]
-                            index += [f"### {src.stem}, cell {ci}: `{first}`", ""]
-                            index += [f"![{theme}]({n})" for n in
-                                      [f"{src.stem}-{ci:02d}-{o.magic or 'output'}-{t}.png"
-                                       for t in a.themes]] + [""]
+                            lines = nb.cells[ci].source.strip().splitlines()
+                            magic = [ln for ln in lines if ln.lstrip().startswith("%")]
+                            index += [f"### {src.stem}, cell {ci}: `{(magic or lines)[0]}`", ""]
+                            index += [f"![{t}]({src.stem}-{ci:02d}-{o.magic or 'output'}-{t}.png)"
+                                      for t in a.themes] + [""]
                     ctx.close()
             browser.close()
     (a.out / "README.md").write_text("\n".join(index))
