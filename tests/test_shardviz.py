@@ -309,9 +309,19 @@ def test_line_form_draws_existing_variables(ip):
 
 def test_magic_stops_when_the_cell_fails(ip):
     res, cap = run(ip, "%%shardviz\nsv_before = 1\n1 / 0\njnp.ones(3)")
-    assert "ZeroDivisionError" in cap.stdout + cap.stderr     # the usual traceback
+    text = re.sub(r"\x1b\[[0-9;]*m", "", cap.stdout + cap.stderr)
+    assert text.count("ZeroDivisionError") == 2 and "1 / 0" in text   # shown once, as usual
+    assert isinstance(res.error_in_exec, ZeroDivisionError)           # and the cell failed
     assert ip.user_ns["sv_before"] == 1
     assert not [o for o in cap.outputs if "text/html" in o.data]
+
+
+def test_magic_cell_with_a_syntax_error_runs_nothing(ip):
+    ip.user_ns.pop("sv_syn", None)
+    res, cap = run(ip, "%%shardviz\nsv_syn = 1\ny = (\nsv_syn\n")
+    assert isinstance(res.error_in_exec, SyntaxError)
+    assert "was never closed" in cap.stdout + cap.stderr
+    assert "sv_syn" not in ip.user_ns
 
 
 def test_magic_without_final_expression_says_so(ip):
