@@ -360,12 +360,17 @@ class JaxMagic(Magics):
         prev_types, prev_handler = getattr(self, "_jaxcheck_prev_exc", ((), None))
         if prev_types and prev_handler is not None and issubclass(etype, prev_types):
             return prev_handler(etype, value, tb, tb_offset=tb_offset)
-        if issubclass(etype, IndentationError):
+        # IPython calls this from run_code (the cell ran) and from parsing the cell; show
+        # each exactly as IPython's own handlers there would
+        ran = tb is not None and tb.tb_frame.f_code.co_name == "run_code" and \
+            not getattr(value, "_jaxmagic_parse_error", False)   # a magic's cell: as parsed
+        if not ran and issubclass(etype, IndentationError):
             shell.showindentationerror()
-        elif issubclass(etype, SyntaxError):
+        elif not ran:
             shell.showsyntaxerror()
         else:
-            shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+            shell.showtraceback((etype, value, tb), tb_offset=tb_offset,
+                                running_compiled_code=True)
         return None
 
     def _install_hooks(self) -> None:
