@@ -169,3 +169,18 @@ def test_checkify_option_on_jaxpr_and_jit_compare(fresh):
     assert r.success and cards(cap)                     # the graph, no error
     r, cap = run(fresh, "%jit_compare --checkify --static-argnums 1 -n 2 -r 2 pick_(xs_, 2)")
     assert r.success
+
+
+@pytest.mark.parametrize("cell", ["1/0", "exec('y = (')", "def (:\n  pass",
+                                  "import nonexistent_module_xyz", "  x = 1"])
+def test_errors_shown_exactly_as_without_the_extension(fresh, cell):
+    r, cap = run(fresh, cell)
+    with_ext = ANSI.sub("", cap.stdout + cap.stderr)
+    fresh.run_line_magic("unload_ext", "jaxmagic")
+    try:
+        r2, cap2 = run(fresh, cell)
+    finally:
+        fresh.run_line_magic("load_ext", "jaxmagic")
+    assert ANSI.sub("", cap2.stdout + cap2.stderr) == with_ext
+    assert type(r.error_in_exec or r.error_before_exec) is \
+        type(r2.error_in_exec or r2.error_before_exec)
