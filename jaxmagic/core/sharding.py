@@ -69,7 +69,7 @@ class ArrayLayout:
     dim_axes: tuple[tuple[str, ...], ...] = ()   # mesh axes splitting each dimension
     shard_shape: tuple[int, ...] | None = None   # the buffer each device holds
     itemsize: int | None = None
-    state: str = "ready"             # ready | pending | deleted | planned
+    state: str = "ready"             # ready | pending | deleted | planned | abstract
     memory_kind: str | None = None
     typed: str | None = None         # jax.typeof(x) where it carries sharding (Explicit axes)
     detail: str | None = None        # the sharding's own text where it has no mesh (GSPMD)
@@ -317,7 +317,7 @@ def layout_of(x: Any, path: str = "", *, order: dict[int, int] | None = None,
     if isinstance(x, jax.ShapeDtypeStruct):
         if getattr(x, "sharding", None) is None:
             raise TypeError("a ShapeDtypeStruct without a sharding has no layout")
-        return layout_from(x.shape, x.dtype, x.sharding, path=path, state="planned",
+        return layout_from(x.shape, x.dtype, x.sharding, path=path, state="abstract",
                            order=order, marks=marks)
     return layout_from(x.shape, x.dtype, x.sharding, path=path, state=_state(x),
                        order=order, marks=marks, value=x)
@@ -422,11 +422,13 @@ def collect(roots: list[tuple[str, Any]], *, source: str | None = None) -> Shard
     return _model([section], marks, source=source, message=message)
 
 
-def sharding_detail(sharding: Any) -> str:
+def sharding_detail(sharding: Any) -> str | None:
     """A mesh-less sharding's own description, e.g. GSPMD's `{devices=[2,1,4]<=[8] ...}`."""
     text = str(sharding)
     start, end = text.find("{"), text.rfind("}")
-    return text[start:end + 1] if 0 <= start < end else text
+    if 0 <= start < end:
+        return text[start:end + 1]
+    return None if " object at 0x" in text else text
 
 
 # ---- --plan: what the compiler chose, without running -----------------------------------
@@ -439,6 +441,7 @@ def plan(f: Any, args: tuple, kwargs: dict, *, arg_names: list[str] | None = Non
     `f` must be jitted (have `.lower`): `f.lower(...).compile()` gives the compiled
     executable's `input_shardings` and `output_shardings`.
     """
+    __tracebackhide__ = True       # the user's error shows their frames, not ours
     name = getattr(f, "__name__", None) or type(f).__name__
     if not callable(getattr(f, "lower", None)):
         raise PlanError(f"--plan needs a call of a jitted function; {name} is not jitted "

@@ -202,8 +202,13 @@ def _chip(d: int, marks: dict) -> str:
             f'{d}</span>')
 
 
+def _fits(t: "Tile", shape: tuple[int, ...], width: int, height: int) -> bool:
+    """Whether a tile has room for its index range under its device label."""
+    return bool(shape) and width >= 7 * len(index_text(t.index, shape)) + 6 and height >= 34
+
+
 def _tile_html(t: "Tile", marks: dict, multi: bool, shape: tuple[int, ...],
-               width: int, height: int) -> str:
+               width: int, height: int, ranges: bool = True) -> str:
     small = f"font-size:10px;color:{INK};opacity:0.8;{MONO};white-space:nowrap"
     rng = index_text(t.index, shape)
     procs = sorted({marks[d].process for d in t.devices if d in marks})
@@ -231,7 +236,7 @@ def _tile_html(t: "Tile", marks: dict, multi: bool, shape: tuple[int, ...],
         extra = (f'<span style="{small}"> +{len(t.devices) - MAX_CHIPS} more</span>'
                  if len(t.devices) > MAX_CHIPS else "")
         body = f'<div style="line-height:17px">{" ".join(parts)}{extra}</div>'
-    if shape and width >= 8 * len(rng) and height >= 34:
+    if ranges and shape:
         body += f'<div style="{small}">{esc(rng)}</div>'
     return (f'<td title="{esc(title)}" style="background:{fill};color:{INK};'
             f'border:2px solid {TILE_EDGE};width:{width}px;height:{height}px;'
@@ -243,7 +248,9 @@ def _axis_caption(lay: "ArrayLayout", dim: int | None) -> str:
     if dim is None:
         return ""
     axes = lay.dim_axes[dim] if dim < len(lay.dim_axes) else ()
-    how = f"split over {'×'.join(axes)}" if axes else "whole"
+    blocks = len({t.index[dim] for t in lay.tiles})
+    how = (f"split over {'×'.join(axes)}" if axes else
+           f"split into {blocks} blocks" if blocks > 1 else "whole")
     return f"dim {dim} (size {lay.shape[dim]}, {how})"
 
 
@@ -271,12 +278,13 @@ def grid_html(lay: "ArrayLayout", tiles: list["Tile"], marks: dict, multi: bool,
             limit = 72
         total_h = min(max(total_width * aspect, 30 * len(rows)), max(limit, 30 * len(rows)))
         heights = _sizes(rows, total_h, 30 if widest == 1 else 40)
+    ranges = all(_fits(t, lay.shape, widths[c], heights[r]) for (r, c), t in cells.items())
     out = ['<table style="border-collapse:collapse;table-layout:fixed;margin:0">']
     for r, h in enumerate(heights):
         out.append(f'<tr style="background:{PANEL}">')
         for c, w in enumerate(widths):
             t = cells.get((r, c))
-            out.append(_tile_html(t, marks, multi, lay.shape, w, h) if t else
+            out.append(_tile_html(t, marks, multi, lay.shape, w, h, ranges) if t else
                        f'<td style="{CELL};width:{w}px;height:{h}px"></td>')
         out.append("</tr>")
     out.append("</table>")
