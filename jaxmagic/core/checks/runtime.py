@@ -281,6 +281,9 @@ def explain(exc: BaseException, src: str | None = None, *, label: Callable[[str]
         if rule == "JX305":
             static = None
             facts["stored"] = _leak_store(found, facts, text)
+            if facts["stored"]:
+                facts["stored_where"] = _where(facts.get("leak_file") or filename,
+                                               facts["stored"][0], label)
     message, fix = _GENERIC[rule]
     err_name = type(exc).__name__
     rewrite = fix_line = None
@@ -381,7 +384,8 @@ def _specific(rule, facts, message, fix, line, exc):
         stored = facts.get("stored")
         fn = facts.get("leak_fn", "a traced function")
         if stored:
-            message = (f"a tracer leaked out of {fn}: line {stored[0]} (`{stored[1]}`) "
+            where = facts.get("stored_where") or f"line {stored[0]}"
+            message = (f"a tracer leaked out of {fn}: {where} (`{stored[1]}`) "
                        "stored it outside the function, and this line used it after "
                        "tracing ended.")
         elif facts.get("created_line"):
