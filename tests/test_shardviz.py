@@ -476,3 +476,14 @@ def test_layout_from_pmap_sharding_is_the_same_on_every_version():
     lay = layout_from(y.shape, y.dtype, y.sharding)
     assert lay.mesh[0].name == "pmap axis" and lay.spec.startswith("P(pmap axis")
     assert [t.index[0] for t in lay.tiles] == [(i, i + 1) for i in range(8)]
+
+
+def test_many_leaves_draw_a_bounded_page():
+    from jaxmagic.render.sharding import MAX_PANELS
+
+    tree = {f"w{i:03d}": jnp.ones(4) for i in range(MAX_PANELS + 20)}
+    view = jaxmagic.sharding_view(tree)
+    h = html_of(view)
+    assert h.count("<table style=\"border-collapse:collapse;table-layout:fixed") == MAX_PANELS
+    assert "20 more arrays, not drawn" in h and "w067" in h
+    assert view.text().count("float32[4]") == MAX_PANELS + 20

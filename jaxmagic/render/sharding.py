@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # the model is plain data; render never needs jax at runtime
 MAX_FACETS = 12          # facets drawn per array (the text view lists every shard)
 MAX_TILES = 1024         # beyond this a grid is not drawn, only summarised
 MAX_CHIPS = 64           # device chips listed in one replicated tile
+MAX_PANELS = 48          # arrays drawn in the HTML of one view (a model's parameters...)
 GRID_WIDTH = 400         # px: a 2-D grid's width; facets are drawn smaller
 GRID_HEIGHT = 240        # px: the most a 2-D grid's rows take together (more if labels need)
 FACET_WIDTH = 240
@@ -469,9 +470,17 @@ class ShardingView:
             if sec.title:
                 parts.append(f'<div style="font-weight:600;color:{INK};margin-top:6px;'
                              f'border-bottom:1px solid {BORDER}">{esc(sec.title)}</div>')
-            for i, lay in enumerate(sec.layouts):
+            for i, lay in enumerate(sec.layouts[:MAX_PANELS]):
                 sep = f"border-top:1px solid {BORDER};" if i else ""
                 parts.append(f'<div style="{sep}">{layout_html(lay, m)}</div>')
+            if len(sec.layouts) > MAX_PANELS:
+                rest = sec.layouts[MAX_PANELS:]
+                parts.append(f'<div style="color:{MUTED};font-size:12px;border-top:1px solid '
+                             f'{BORDER};padding-top:4px">{len(rest)} more arrays, not drawn '
+                             "(the text view lists them all): "
+                             + esc(", ".join(f"{lay.path} {typed_name(lay)} {lay.spec or lay.kind}"
+                                             for lay in rest[:50]))
+                             + (" …" if len(rest) > 50 else "") + "</div>")
             if sec.skipped:
                 parts.append(f'<div style="color:{MUTED};font-size:12px">not JAX arrays: '
                              + esc("; ".join(f"{s.path or '(value)'}: {s.what}"
