@@ -158,6 +158,7 @@ def sharding_plan(f: Callable, *args: Any, **kwargs: Any) -> "ShardingView":
 
 def plan_call(call: BoundCall) -> "ShardingView":
     """`sharding_plan` for a call whose arguments carry their source text (from a magic)."""
+    __tracebackhide__ = True
     from .core.sharding import plan
     from .render.sharding import ShardingView
 

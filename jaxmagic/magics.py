@@ -97,8 +97,13 @@ class JaxMagic(Magics):
                 code = self.shell.transform_cell(cell)
                 prefix, target, problem = split_cell(code)
                 if target is None:
-                    if problem == "syntax":
-                        compile(code, "<cell>", "exec")   # raises the user's SyntaxError
+                    if problem == "syntax":      # the user's SyntaxError, shown as a cell's
+                        try:
+                            compile(code, self.shell.compile.cache(
+                                code, self.shell.execution_count), "exec")
+                        except SyntaxError as e:
+                            e._jaxmagic_parse_error = True
+                            raise
                     raise TargetError(problem)
                 self._run_prefix(code, prefix)
             return bind(target, self.shell.user_ns)

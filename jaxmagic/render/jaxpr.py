@@ -98,8 +98,18 @@ class JaxprView:
             except layout.LayoutTimeout as e:
                 notes.append(f"{e}; drawing a coarser view")
                 continue
+            except RuntimeError as e:
+                # the renderer failed on this graph (wasm's call stack ran out, dot crashed)
+                lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()] or [""]
+                why = lines[0].rstrip(":") + (f" ({lines[-1]})" if len(lines) > 1 else "")
+                notes.append(f"{why[:300]}; drawing a coarser view")
+                continue
             except layout.NoRenderer as e:
                 return _Drawn(g, dot, None, None, "none", notes + [str(e)],
+                              time.perf_counter() - start)
+            except KeyboardInterrupt:     # as %jit_compare: stop, and show what there is
+                return _Drawn(g, dot, None, None, "none",
+                              notes + ["layout interrupted (Ctrl-C); showing text"],
                               time.perf_counter() - start)
             if g.grouping != "equation":
                 notes.append(_GROUPING_NOTE[g.grouping])

@@ -1,0 +1,240 @@
+"""Nothing runs twice, nothing hangs, nothing is left behind.
+
+- Each cell magic runs the statements of its cell once, evaluates the final call's callee
+  and arguments once, and (%%jaxpr) traces once; %%jaxcheck runs nothing.
+- A real Ctrl-C (SIGINT to this process) during a graph layout (dot and the WebAssembly
+  Graphviz) or during %jit_compare's timing stops it within its budget; the shell runs the
+  next cell and both renderers still draw.
+- `%unload_ext` / `%load_ext` / `%reload_ext` leave exactly one set of hooks (event
+  callbacks, custom exception handler), no duplicated cards, no leaked handlers, and a
+  user's own exception handler as it was.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+from conftest import run
+from hardening.state import GlobalState
+
+import jaxmagic
+from jaxmagic.render import layout
+
+# ---- nothing runs twice -------------------------------------------------------------------
+
+COUNTERS = """\
+import jax, jax.numpy as jnp
+runs = {"prefix": 0, "callee": 0, "arg": 0, "body": 0, "value": 0}
+def bump(key, value):
+    runs[key] += 1
+    return value
+def body(v):
+    runs["body"] += 1
+    return jnp.sin(v) * 2
+"""
+
+ONCE = {
+    # magic line + cell: which counters must read 1 after it (others as noted)
+    "%%jaxpr": ("%%jaxpr\nbump('prefix', 0)\nbump('callee', body)(bump('arg', x0))\n",
+                {"prefix": 1, "callee": 1, "arg": 1, "body": 1}),
+    "%jaxpr": ("%jaxpr bump('callee', body)(bump('arg', x0))",
+               {"prefix": 0, "callee": 1, "arg": 1, "body": 1}),
+    "%%jit_compare": ("%%jit_compare -n 1 -r 1\nbump('prefix', 0)\n"
+                      "bump('callee', body)(bump('arg', x0))\n",
+                      {"prefix": 1, "callee": 1, "arg": 1}),
+    "%jit_compare": ("%jit_compare -n 1 -r 1 bump('callee', body)(bump('arg', x0))",
+                     {"prefix": 0, "callee": 1, "arg": 1}),
+    "%%shardviz": ("%%shardviz\nbump('prefix', 0)\nbump('value', x0)\n",
+                   {"prefix": 1, "value": 1}),
+    "%%shardviz --plan": ("%%shardviz --plan\nbump('prefix', 0)\n"
+                          "bump('callee', jax.jit(body))(bump('arg', x0))\n",
+                          {"prefix": 1, "callee": 1, "arg": 1, "body": 1}),
+    "%%jaxcheck": ("%%jaxcheck\nbump('prefix', 0)\nbump('callee', body)(bump('arg', x0))\n",
+                   {"prefix": 0, "callee": 0, "arg": 0, "body": 0}),
+}
+
+
+@pytest.mark.parametrize("magic", list(ONCE))
+def test_each_statement_runs_once(ip, magic):
+    cell, expect = ONCE[magic]
+    ip.run_line_magic("jaxcheck", "on")        # static checks run first: they run nothing
+    ip.run_cell(COUNTERS)
+    ip.user_ns["x0"] = ip.ev("jnp.arange(8.0)")
+    r, _ = run(ip, cell)
+    assert r.success, r.error_in_exec
+    runs = ip.user_ns["runs"]
+    for key, n in expect.items():
+        assert runs[key] == n, f"{key} ran {runs[key]} times: {runs}"
+
+
+# ---- Ctrl-C: a real SIGINT, as Jupyter's interrupt sends ---------------------------------
+
+def sigint_after(seconds: float) -> threading.Timer:
+    t = threading.Timer(seconds, lambda: os.kill(os.getpid(), signal.SIGINT))
+    t.start()
+    return t
+
+
+@pytest.fixture(scope="module")
+def tangled():
+    """A jaxpr whose one-node-per-equation layout takes seconds (many crossing edges)."""
+    import jax.numpy as jnp
+
+    def tangle(xs):
+        vals = list(xs)
+        for i in range(400):
+            vals.append(jnp.sin(vals[-1]) + vals[(i * 7919) % len(vals)]
+                        * vals[(i * 104729) % len(vals)])
+        return vals[-1]
+
+    return jaxmagic.trace(tangle, [jnp.ones(3)] * 8)
+
+
+@pytest.mark.parametrize("engine", ["dot", "wasm"])
+def test_ctrl_c_during_layout(ip, tangled, engine):
+    if not layout.available(engine):
+        pytest.skip(f"{engine} is not installed")   # (both are in CI)
+    budget = 8.0
+    ip.user_ns["view"] = tangled.configure(max_nodes=5000, layout_timeout=budget,
+                                           renderer=engine, png=False)
+    before = GlobalState.take(ip)
+    timer = sigint_after(0.5)
+    t0 = time.perf_counter()
+    try:
+        r, cap = run(ip, "display(view)")
+    finally:
+        timer.cancel()
+    took = time.perf_counter() - t0
+    assert r.success, r.error_in_exec
+    assert took < budget + 2, f"Ctrl-C took {took:.1f} s to stop the layout"
+    (out,) = [o.data for o in cap.outputs]
+    assert "layout interrupted (Ctrl-C)" in out["text/plain"]
+    assert not before.diff(GlobalState.take(ip))
+    # the shell and the same renderer work afterwards
+    ip.user_ns["small"] = jaxmagic.trace(lambda a: a * 2, ip.ev("jnp.ones(2)")).configure(
+        renderer=engine, png=False)
+    r, cap = run(ip, "display(small)")
+    assert r.success and "data:image/svg+xml" in cap.outputs[0].data["text/html"]
+
+
+def test_ctrl_c_during_timing(ip):
+    """%jit_compare stops its timing loop at once and shows what it measured."""
+    ip.run_cell("import jax.numpy as jnp\ndef slowish(v):\n    return jnp.tanh(v @ v.T)\n"
+                "m0 = jnp.ones((64, 64))")
+    before = GlobalState.take(ip)
+    timer = sigint_after(1.0)
+    t0 = time.perf_counter()
+    try:
+        r, cap = run(ip, "%jit_compare --budget 30 slowish(m0)")
+    finally:
+        timer.cancel()
+    took = time.perf_counter() - t0
+    assert r.success, r.error_in_exec
+    assert took < 10, f"Ctrl-C took {took:.1f} s to stop the timing"
+    (out,) = [o.data for o in cap.outputs]
+    assert "interrupted (Ctrl-C)" in out["text/plain"]
+    assert not before.diff(GlobalState.take(ip))
+    r, _ = run(ip, "%jit_compare -n 1 -r 1 slowish(m0)")
+    assert r.success
+
+
+# ---- unload / reload ----------------------------------------------------------------------
+
+def ours(shell) -> dict:
+    """jaxmagic's hooks as the shell holds them."""
+    def mine(cb):
+        return "JaxMagic" in getattr(cb, "__qualname__", "")
+    return {
+        "pre_run_cell": sum(map(mine, shell.events.callbacks["pre_run_cell"])),
+        "post_run_cell": sum(map(mine, shell.events.callbacks["post_run_cell"])),
+        "exc_handler": any(                # set_custom_exc wraps our method in a closure
+            getattr(getattr(c.cell_contents, "__func__", None), "__name__", "")
+            == "_jaxcheck_on_exception"
+            for c in getattr(shell.CustomTB, "__func__", shell.CustomTB).__closure__ or ()),
+        "magics": sorted(n for n in ("jaxpr", "jit_compare", "jaxcheck", "devices",
+                                     "shardviz") if n in shell.magics_manager.magics["line"]
+                         or n in shell.magics_manager.magics["cell"]),
+        "registry": [k for k in shell.magics_manager.registry if k == "JaxMagic"],
+    }
+
+
+LOADED = {"pre_run_cell": 1, "post_run_cell": 1, "exc_handler": True,
+          "magics": ["devices", "jaxcheck", "jaxpr", "jit_compare", "shardviz"],
+          "registry": ["JaxMagic"]}
+UNLOADED = {"pre_run_cell": 0, "post_run_cell": 0, "exc_handler": False, "magics": [],
+            "registry": []}
+
+MUTATION = "z = jnp.zeros(3)\nz[0] = 1\n"          # a static card, then JAX's TypeError
+
+
+def cards(cap) -> int:
+    return sum("text/html" in o.data for o in cap.outputs)
+
+
+def test_unload_then_load_leaves_one_set_of_hooks(ip):
+    ip.run_cell("import jax.numpy as jnp")
+    assert ours(ip) == LOADED
+    before = GlobalState.take(ip)
+    for _ in range(3):
+        ip.run_line_magic("unload_ext", "jaxmagic")
+        assert ours(ip) == UNLOADED
+        r, cap = run(ip, MUTATION)          # no extension: no card, IPython's traceback
+        assert isinstance(r.error_in_exec, TypeError) and cards(cap) == 0
+        ip.run_line_magic("load_ext", "jaxmagic")
+        assert ours(ip) == LOADED
+        ip.run_line_magic("reload_ext", "jaxmagic")
+        ip.run_line_magic("load_ext", "jaxmagic")      # "already loaded": no second set
+        assert ours(ip) == LOADED
+        ip.run_line_magic("jaxcheck", "on")
+        r, cap = run(ip, MUTATION)
+        assert isinstance(r.error_in_exec, TypeError)
+        assert cards(cap) == 1, "one finding, one card"
+        assert cap.stdout.count("TypeError") >= 1
+    # everything else as it was (the hooks are a new instance's: ours() counted them)
+    changed = [d for d in before.diff(GlobalState.take(ip))
+               if not d.startswith(("shell events", "shell CustomTB"))]
+    assert not changed, changed
+
+
+def test_users_own_exception_handler_survives(ip):
+    """A handler the user set before loading is called for its exceptions while jaxmagic
+    is loaded, and is theirs again after unloading."""
+    ip.run_line_magic("unload_ext", "jaxmagic")
+    seen = []
+
+    def handler(shell, etype, value, tb, tb_offset=None):
+        seen.append(etype.__name__)
+        return None
+
+    ip.set_custom_exc((LookupError,), handler)
+    try:
+        ip.run_line_magic("load_ext", "jaxmagic")
+        assert ours(ip)["exc_handler"]
+        run(ip, "{}['missing']")
+        assert seen == ["KeyError"]
+        r, cap = run(ip, "raise ValueError('not theirs')")
+        assert seen == ["KeyError"] and "ValueError" in cap.stdout
+        ip.run_line_magic("unload_ext", "jaxmagic")
+        assert ip.custom_exceptions == (LookupError,)
+        run(ip, "[][1]")
+        assert seen == ["KeyError", "IndexError"]
+    finally:
+        ip.set_custom_exc((), None)
+        ip.run_line_magic("load_ext", "jaxmagic")
+    assert ours(ip) == LOADED
+
+
+def test_cell_starting_with_blank_lines_gets_one_card(ip):
+    """IPython drops leading blank lines before running a cell: the static card and JAX's
+    runtime error name the same line, so the finding is shown once."""
+    ip.run_line_magic("jaxcheck", "on")
+    ip.run_cell("import jax.numpy as jnp")
+    for blank in ("", "\n", "\n  \n\n"):
+        r, cap = run(ip, blank + MUTATION)
+        assert isinstance(r.error_in_exec, TypeError)
+        html = [o.data["text/plain"] for o in cap.outputs]
+        assert len(html) == 1, html
+        assert "line 2" in html[0]
