@@ -121,7 +121,10 @@ class Outputs:
 @pytest.fixture(scope="module")
 def outputs(shell):
     shell.run_line_magic("jaxcheck", "on")
-    return Outputs(shell)
+    mode = shell.InteractiveTB.mode
+    shell.run_line_magic("xmode", "Plain")    # tracebacks without source context: 5x faster
+    yield Outputs(shell)
+    shell.run_line_magic("xmode", mode)
 
 
 # ---- %jaxpr: every graph sink at once, collapsed and expanded -----------------------------
