@@ -17,6 +17,8 @@ dialog, no script element, no handler, every picture decodes, nothing wider than
 """
 from __future__ import annotations
 
+import re
+
 import pytest
 from conftest import run
 from hardening import targets
@@ -24,8 +26,10 @@ from hardening.payloads import PAYLOADS, ids
 from hardening.safety import audit_html, audit_svg, needle, node_count, squeeze
 
 from jaxmagic.render import layout
+from jaxmagic.render.text import visible
 
 IDS = ids()
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 CASES = list(zip(PAYLOADS, IDS))
 SINKS = ("jaxpr", "jaxpr_expanded", "jit_compare", "jit_static", "jit_error", "jaxpr_error",
          "runtime_card", "static_card", "shardviz")
@@ -155,8 +159,9 @@ def test_jaxpr_graph(outputs, sink, p):
         root = assert_safe_svg(drawing.svg, *expect, where=f"{sink} {other} svg")
         assert node_count(root) == (len(g.nodes), len(g.clusters))
     # the plain-text form keeps the names too (a terminal shows nothing else)
-    for e in expect:
-        assert needle(e) in squeeze(bundle["text/plain"]), f"{needle(e)!r} not in text"
+    for e in expect:      # (control characters shown escaped: see the terminal test)
+        shown = needle(visible(e))
+        assert shown in squeeze(bundle["text/plain"]), f"{shown!r} not in text"
 
 
 # ---- the other magics ------------------------------------------------------------------
@@ -194,6 +199,22 @@ def test_checker_cards_quote_the_line(outputs, p):
 def test_shardviz_axis_and_key(outputs, p):
     (html,), _ = outputs.get("shardviz", PAYLOADS.index(p))
     assert_safe(html, f"[{p!r}]", f"split over {p}", where="shardviz")
+
+
+@pytest.mark.parametrize("p", [c[0] for c in CASES], ids=IDS)
+def test_text_plain_cannot_drive_a_terminal(outputs, p):
+    """text/plain is what terminal IPython prints: a name holding ESC, BEL or CR must not
+    recolour, beep or overwrite the user's terminal; it is shown escaped (\\x1b)."""
+    i = PAYLOADS.index(p)
+    for sink in SINKS:
+        got = outputs.get(sink, i)
+        if sink in ("jaxpr", "jaxpr_expanded"):
+            texts = [got[1]["text/plain"]]
+        else:
+            texts = [o.data.get("text/plain", "") for o in got[1].outputs]
+        for text in texts:
+            bad = sorted({f"{ord(c):#04x}" for c in text if CONTROL.match(c)})
+            assert not bad, f"{sink}: control characters {bad} in text/plain"
 
 
 # ---- all of it, in a browser -------------------------------------------------------------

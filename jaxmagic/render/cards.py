@@ -12,6 +12,7 @@ from dataclasses import fields
 
 from ..core.checks.model import Finding
 from .html import BORDER, FONT, INK, MONO, MUTED, PANEL, esc
+from .text import visible
 
 SEVERITY_COLOURS = {   # ink, badge background, left stripe
     "error": ("#991b1b", "#fee2e2", "#dc2626"),
@@ -107,7 +108,7 @@ class FindingView(Finding):
         return cls(**{fl.name: getattr(f, fl.name) for fl in fields(Finding)})
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"text/plain": card_text(self), "text/html": card_html(self)}
+        return {"text/plain": visible(card_text(self)), "text/html": card_html(self)}
 
     def __repr__(self) -> str:
         return card_text(self)
@@ -136,8 +137,8 @@ class Findings(list):
                     f'border:1px solid {FIX_BORDER};border-radius:6px;padding:4px 10px;'
                     f'margin:4px 0;display:inline-block">✓ jaxcheck: no findings'
                     f'{" in " + esc(self.title) if self.title else ""}</div>')
-            return {"text/plain": self.text(), "text/html": html}
-        return {"text/plain": self.text(),
+            return {"text/plain": visible(self.text()), "text/html": html}
+        return {"text/plain": visible(self.text()),
                 "text/html": "".join(card_html(f) for f in self)}
 
     def __repr__(self) -> str:

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from ..core.errors import UserFrame
 from .html import ERROR, MONO, code, esc, panel
+from .text import visible
 
 
 @dataclass
@@ -27,4 +28,4 @@ class ErrorCard:
                 f"<div>{esc(self.message)}</div>")
         title = (f'<span style="color:{ERROR}">{esc(self.error)}</span> at '
                  f"{esc(self.frame.where)} (in {code(self.frame.function)})")
-        return {"text/plain": self.text(), "text/html": panel(body, title=title)}
+        return {"text/plain": visible(self.text()), "text/html": panel(body, title=title)}

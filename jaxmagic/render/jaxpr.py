@@ -17,7 +17,7 @@ from ..core import graph as G
 from . import html as H
 from . import layout
 from .dot import to_dot
-from .text import to_text
+from .text import to_text, visible
 
 _GROUPING_NOTE = {
     "line": "equations grouped by source line",
@@ -174,7 +174,7 @@ class JaxprView:
             body = (f'<pre style="{H.MONO};font-size:11px;max-height:480px;overflow:auto;'
                     f'white-space:pre;margin:0;color:{H.INK};background:{H.PANEL}">{H.esc(self.stage_text)}</pre>')
             title = f"{H.esc(self.func_name)} — {self.stage} ({len(self.stage_text or '')} chars)"
-            return {"text/plain": self.text(), "text/html": H.panel(body, title)}
+            return {"text/plain": visible(self.text()), "text/html": H.panel(body, title)}
         d = self._drawn
         title = (f"{H.esc(self._title(d.graph))} "
                  f'<span style="font-weight:400;color:{H.MUTED}">'
@@ -187,7 +187,7 @@ class JaxprView:
                     f'margin:0;color:{H.INK};background:{H.PANEL}">{H.esc(to_text(d.graph))}</pre>'
                     f'<details><summary>DOT source</summary><pre style="{H.MONO};'
                     f'font-size:11px;color:{H.INK};background:{H.PANEL}">{H.esc(d.dot)}</pre></details>')
-        bundle = {"text/plain": self.text(), "text/html": H.panel(body, title, note)}
+        bundle = {"text/plain": visible(self.text()), "text/html": H.panel(body, title, note)}
         if d.png is not None:
             bundle["image/png"] = d.png
         return bundle
@@ -212,4 +212,4 @@ class _Plain:
         return self._text
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"text/plain": self._text}
+        return {"text/plain": visible(self._text)}

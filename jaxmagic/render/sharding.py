@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .html import BORDER, DEVICE_COLOURS, INK, MONO, MUTED, PANEL, WARNING, code, esc, panel
+from .text import visible
 
 if TYPE_CHECKING:  # the model is plain data; render never needs jax at runtime
     from ..core.sharding import ArrayLayout, DeviceMark, ShardingModel, Tile
@@ -491,7 +492,7 @@ class ShardingView:
         return panel("".join(parts), title=title, note=esc(note))
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        return {"text/plain": self.text(), "text/html": self.html()}
+        return {"text/plain": visible(self.text()), "text/html": self.html()}
 
     def _repr_pretty_(self, p, cycle):
         p.text(self.text())

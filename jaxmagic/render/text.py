@@ -1,6 +1,8 @@
 """Graph model → plain text, for terminals and for when no renderer exists."""
 from __future__ import annotations
 
+import re
+
 from ..core.graph import Graph
 
 
@@ -44,3 +46,13 @@ def to_text(g: Graph, title: str = "") -> str:
         mark = " ◆collective" if n.collective else ""
         lines.append(f"{pad}v{n.id} {n.kind:<6} {n.title}{detail}{ins}{mark}{where}")
     return "\n".join(lines)
+
+
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """text/plain for terminals: control characters that came from names or messages
+    (ESC, BEL, CR, ...) are shown as `\\x1b` instead of acting on the terminal; newlines
+    and tabs are kept."""
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
