@@ -9,8 +9,9 @@
 from __future__ import annotations
 
 from .model import FAMILIES, RULES, SEVERITIES, Finding, Rule
+from .notebook import cell_source
 from .runtime import checkified, checkify_function, explain, run_checkified
-from .static import CheckState, analyze, cell_source
+from .static import CheckState, analyze
 
 
 def check_source(src: str, *, namespace: dict | None = None, x64: bool | None = None,

@@ -15,6 +15,7 @@ import types
 from typing import Callable
 
 from ..errors import is_cell, is_user_file
+from .jaxapi import _LAX_BINARY
 from .model import RULES, Finding
 from .static import analyze
 
@@ -403,7 +404,6 @@ def _specific(rule, facts, message, fix, line, exc):
 
 
 def _jnp_name(lax_name: str) -> str:
-    from .static import _LAX_BINARY
     return _LAX_BINARY.get(lax_name, lax_name)
 
 
