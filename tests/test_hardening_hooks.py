@@ -120,6 +120,31 @@ def test_ctrl_c_during_layout(ip, tangled, engine):
     assert r.success and "data:image/svg+xml" in cap.outputs[0].data["text/html"]
 
 
+@pytest.mark.parametrize("engine", ["dot", "wasm"])
+def test_layout_stops_at_its_budget(tangled, engine):
+    """Past `layout_timeout` the layout is abandoned (dot killed, wasm trapped) and a
+    coarser view drawn: the whole drawing takes about one budget per level tried."""
+    if not layout.available(engine):
+        pytest.skip(f"{engine} is not installed")
+    budget = 0.3
+    view = tangled.configure(max_nodes=5000, layout_timeout=budget, renderer=engine,
+                             png=False)
+    t0 = time.perf_counter()
+    bundle = view._repr_mimebundle_()
+    took = time.perf_counter() - t0
+    assert "layout took longer than 0.3 s" in bundle["text/plain"]
+    assert "data:image/svg+xml" in bundle["text/html"]        # the coarser view
+    assert took < budget * 4 + 5, f"{took:.1f} s"
+
+
+def test_timing_stays_within_its_budget(ip):
+    ip.run_cell("import jax.numpy as jnp\ndef cheap(v):\n    return jnp.sin(v) * 2\n"
+                "v0 = jnp.ones(16)")
+    view = ip.run_line_magic("jit_compare", "--budget 0.5 -o cheap(v0)")
+    assert view.total_s < 0.5 + 5, view.total_s       # compile included
+    assert view.jit_repeats >= 1 and view.eager_repeats >= 1
+
+
 def test_ctrl_c_during_timing(ip):
     """%jit_compare stops its timing loop at once and shows what it measured."""
     ip.run_cell("import jax.numpy as jnp\ndef slowish(v):\n    return jnp.tanh(v @ v.T)\n"
