@@ -140,8 +140,9 @@ def test_docs_cluster_devices_from_engine_0(px_cells):
 def test_docs_cluster_shardviz_on_every_engine_labels_processes(px_cells):
     views = _views(_cell(px_cells, "%%px\n%%shardviz"))
     assert len(views) == 2                      # one picture per engine
-    for i, v in enumerate(views):
-        assert f"process {i} (this one)" in v["plain"]
+    # %%px gathers outputs in the order the engines answer, not by process index
+    assert {i for v in views for i in (0, 1) if f"process {i} (this one)" in v["plain"]} == {0, 1}
+    for v in views:
         assert "p0:" in v["plain"] and "p1:" in v["plain"]
         assert ">p0<" in v["html"] and ">p1<" in v["html"]
 
