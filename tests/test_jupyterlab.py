@@ -62,7 +62,7 @@ class Lab:
                  {"raw": json.dumps({"theme": THEMES[name]})})
 
     def trust(self, name: str):
-        subprocess.run([sys.executable, "-m", "jupyter", "trust", str(self.root / name)],
+        subprocess.run([sys.executable, "-m", "nbformat.sign", str(self.root / name)],
                        env=self.env, check=True, capture_output=True)
 
     def stop_kernels(self):
@@ -88,7 +88,7 @@ def lab(tmp_path_factory):
     port = _free_port()
     log = open(tmp / "lab.log", "wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1",
+        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
          f"--port={port}", "--port-retries=0", "--allow-root", "--ServerApp.token=",
          "--ServerApp.password=", f"--ServerApp.root_dir={root}",
          "--ServerApp.disable_check_xsrf=True", "--LabApp.news_url=None"],
