@@ -31,8 +31,8 @@ from jaxmagic.render.text import visible
 IDS = ids()
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 CASES = list(zip(PAYLOADS, IDS))
-SINKS = ("jaxpr", "jaxpr_expanded", "jit_compare", "jit_static", "jit_error", "jaxpr_error",
-         "runtime_card", "static_card", "shardviz")
+SINKS = ("jaxpr", "jaxpr_expanded", "jaxpr_lowered", "jit_compare", "jit_static", "jit_error",
+         "jaxpr_error", "runtime_card", "static_card", "shardviz")
 
 
 def html_outputs(cap) -> list[str]:
@@ -82,6 +82,9 @@ class Outputs:
 
     def _jaxpr_expanded(self, p):
         return self._jaxpr(p, "--depth all ")
+
+    def _jaxpr_lowered(self, p):          # StableHLO: names in locations and the custom call
+        return self._jaxpr(p, "--stage lowered ")
 
     def _jit_compare(self, p):
         g, d = targets.impure_target(p)
@@ -164,6 +167,14 @@ def test_jaxpr_graph(outputs, sink, p):
         assert shown in squeeze(bundle["text/plain"]), f"{shown!r} not in text"
 
 
+@pytest.mark.parametrize("p", [c[0] for c in CASES], ids=IDS)
+def test_jaxpr_lowered_text(outputs, p):
+    """--stage lowered shows StableHLO, where names sit in locations and the custom call."""
+    _, bundle = outputs.get("jaxpr_lowered", PAYLOADS.index(p))
+    assert_safe(bundle["text/html"], where="lowered html")
+    assert "stablehlo.custom_call" in bundle["text/plain"]
+
+
 # ---- the other magics ------------------------------------------------------------------
 
 @pytest.mark.parametrize("p", [c[0] for c in CASES], ids=IDS)
@@ -208,7 +219,7 @@ def test_text_plain_cannot_drive_a_terminal(outputs, p):
     i = PAYLOADS.index(p)
     for sink in SINKS:
         got = outputs.get(sink, i)
-        if sink in ("jaxpr", "jaxpr_expanded"):
+        if sink in ("jaxpr", "jaxpr_expanded", "jaxpr_lowered"):
             texts = [got[1]["text/plain"]]
         else:
             texts = [o.data.get("text/plain", "") for o in got[1].outputs]
