@@ -504,11 +504,14 @@ class JaxMagic(Magics):
             if name in ns:
                 out[name] = ns[name]
                 continue
+            usage = "usage: %shardviz NAME ...  or  %%shardviz [NAME ...] with a cell"
             try:
                 out[name] = self.shell.ev(name)
             except NameError:
-                raise UsageError(f"%%shardviz: {name!r} is not defined after the cell ran"
-                                 "\nusage: %%shardviz [NAME ...]") from None
+                raise UsageError(f"shardviz: {name!r} is not defined\n{usage}") from None
+            except SyntaxError as e:     # not the user's code: a NAME we were given
+                raise UsageError(f"shardviz: {name!r} is not a variable or expression "
+                                 f"({e.msg})\n{usage}") from None
         return out
 
     def _shardviz_run(self, cell: str) -> tuple[bool, bool, object]:

@@ -55,6 +55,7 @@ def kc(x):
         raise KeyboardInterrupt
     return jnp.sin(x) * 2
 x = jnp.ones(3)
+no_array = {"a": 1, "b": "text"}
 """
 
 
@@ -142,6 +143,8 @@ SYNTAX = [
     Case("%%jit_compare", "%%jit_compare\na1 = 1\ny = (\nf(x)\n", "user", SyntaxError,
          line="y = ("),
     Case("%%shardviz", "%%shardviz\na1 = 1\ny = (\nx\n", "user", SyntaxError, line="y = ("),
+    Case("%shardviz", "%shardviz x[", "usage", "is not a variable or expression"),
+    Case("%shardviz --plan", "%shardviz --plan f(x", "usage", "not a Python expression"),
     Case("%%jaxcheck", "%%jaxcheck\na1 = 1\ny = (\n", "ok"),
     Case("%jaxcheck", "%jaxcheck sometimes", "usage", "usage: %jaxcheck on|off|status"),
     Case("%devices", "%devices --bogus", "usage", "unrecognized arguments"),
@@ -178,6 +181,7 @@ EMPTY = [
     Case("%jit_compare", "%jit_compare", "usage", "nothing to trace"),
     Case("%%jit_compare", "%%jit_compare\n# nothing here\n", "usage", "the cell is empty"),
     Case("%%shardviz", "%%shardviz\n# nothing here\n", "usage", "does not end with"),
+    Case("%shardviz", "%shardviz", "usage", "draws variables that exist"),
     Case("%%jaxcheck", "%%jaxcheck\n# nothing here\n", "ok"),
     Case("%jaxcheck", "%jaxcheck", "ok"),
 ]
@@ -210,6 +214,8 @@ NON_ARRAY = [
          ("s1",)),
     Case("%%shardviz --plan", '%%shardviz --plan\nfj = jax.jit(f)\nfj("abc")\n', "user",
          TypeError, ("fj",), line='fj("abc")'),
+    Case("%shardviz --plan", '%shardviz --plan jax.jit(f)("abc")', "user", TypeError,
+         line='jax.jit(f)("abc")'),
 ]
 
 
@@ -306,6 +312,7 @@ NO_ARRAY = [
     Case("%%jit_compare", "%%jit_compare -n 1 -r 1\nk1 = 2\n(lambda: k1)()\n", "ok",
          defines=("k1",)),
     Case("%%shardviz", "%%shardviz\nk1 = {'a': 1, 'b': 'text'}\nk1\n", "ok", defines=("k1",)),
+    Case("%shardviz", "%shardviz no_array", "ok"),
 ]
 
 
@@ -314,7 +321,7 @@ def test_value_with_no_array(nb, case):
     _, cap, _ = execute(nb, case)
     outs = [o.data for o in cap.outputs if "text/html" in o.data]
     assert len(outs) == 1
-    if case.magic == "%%shardviz":
+    if "shardviz" in case.magic:
         assert "no JAX array" in outs[0]["text/plain"] or "no array" in outs[0]["text/plain"]
 
 
