@@ -164,3 +164,21 @@ def pmap_sharding_dims(sharding: Any) -> tuple[int, tuple[int, ...]] | None:
 def is_tracer(x: Any) -> bool:
     """An abstract value being traced (inside jit/vmap/grad); it lives on no device."""
     return isinstance(x, jax.core.Tracer)
+
+
+# ---- hardening: jaxmagic's own frames out of JAX's filtered tracebacks ---------------------
+
+def exclude_own_frames() -> None:
+    """Register jaxmagic's package with JAX's traceback filter (as JAX does for itself and
+    Flax for its modules): errors JAX raises through our wrappers (the traced call, the
+    checkify run) show the user's frames and JAX's message, not ours. Like JAX's own
+    filtering, JAX_TRACEBACK_FILTERING=off shows everything again."""
+    try:
+        from jax._src import traceback_util
+    except ImportError:      # a JAX without it: tracebacks keep our frames, nothing else
+        return
+    if _OWN_DIR not in getattr(traceback_util, "_exclude_paths", ()):
+        traceback_util.register_exclusion(_OWN_DIR)
+
+
+exclude_own_frames()

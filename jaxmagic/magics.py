@@ -181,7 +181,10 @@ class JaxMagic(Magics):
             self._located(e)
             raise
         if args.save:
-            view.save(args.save)
+            try:
+                view.save(args.save)
+            except (ValueError, OSError) as e:    # a bad suffix or an unwritable path
+                raise UsageError(str(e) if "--save" in str(e) else f"--save: {e}") from None
         if args.output:
             return view
         display(view.formatted(args.format))

@@ -30,6 +30,7 @@ import pytest
 from conftest import run
 from hardening.state import GlobalState, ns_changes, user_names
 from IPython.core.error import UsageError
+from jax.experimental import checkify
 
 import jaxmagic
 
@@ -54,6 +55,8 @@ def kc(x):
     if calls[0] == 4:      # eager first call, trace, then the steady eager loop
         raise KeyboardInterrupt
     return jnp.sin(x) * 2
+def oob(v):
+    return v[7]
 x = jnp.ones(3)
 no_array = {"a": 1, "b": "text"}
 """
@@ -148,6 +151,9 @@ SYNTAX = [
     Case("%%jaxcheck", "%%jaxcheck\na1 = 1\ny = (\n", "ok"),
     Case("%jaxcheck", "%jaxcheck sometimes", "usage", "usage: %jaxcheck on|off|status"),
     Case("%devices", "%devices --bogus", "usage", "unrecognized arguments"),
+    Case("%jaxpr --save", "%jaxpr --save /tmp/graph.bmp f(x)", "usage",
+         "--save takes a .svg, .dot or .txt path"),
+    Case("%jaxpr --save dir", "%jaxpr --save /nonexistent-dir/g.svg f(x)", "usage", "--save"),
 ]
 
 
@@ -167,6 +173,12 @@ EXCEPTION = [
     Case("%%shardviz", "%%shardviz\na1 = 1\nraise ValueError('in the cell')\nx\n", "user",
          ValueError, ("a1",), line="raise ValueError('in the cell')"),
     Case("%%jaxcheck", "%%jaxcheck\na1 = 1\nraise ValueError('never run')\n", "ok"),
+    # --checkify runs the call once with index checks: an out-of-bounds index is the
+    # user's error, raised with their line
+    Case("%jaxpr --checkify", "%jaxpr --checkify oob(x)", "user", checkify.JaxRuntimeError,
+         line="return v[7]"),
+    Case("%jit_compare --checkify", "%jit_compare --checkify -n 1 -r 1 oob(x)", "user",
+         checkify.JaxRuntimeError, line="return v[7]"),
 ]
 
 

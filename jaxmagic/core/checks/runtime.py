@@ -476,6 +476,7 @@ def run_checkified(f: Callable, args: tuple = (), kwargs: dict | None = None, *,
     Static arguments (as jit takes them) are bound first, so only arrays are traced.
     This is what `%jaxpr --checkify` and `%jit_compare --checkify` run before their work.
     """
+    __tracebackhide__ = True      # the error is the user's index, not our frame
     kwargs = dict(kwargs or {})
     nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums or ())
     names = (static_argnames,) if isinstance(static_argnames, str) else \
