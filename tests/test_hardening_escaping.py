@@ -74,7 +74,9 @@ class Outputs:
 
     def _jaxpr(self, p, extra=""):
         f, d, box = targets.jaxpr_target(p)
-        r, cap = self._run(f"%jaxpr {extra}-o f(d[{p!r}], box)", f=f, d=d, box=box)
+        # the callee's source text holds the name too: the title shows it or __name__
+        r, cap = self._run(f"%jaxpr {extra}-o fs[{p!r}](d[{p!r}], box)", fs={p: f}, d=d,
+                           box=box)
         assert r.success, r.error_in_exec
         view = r.result
         bundle = view._repr_mimebundle_()
@@ -166,11 +168,13 @@ def graph_needles(p: str) -> list[str]:
 def test_jaxpr_graph(outputs, sink, p):
     view, bundle = outputs.get(sink, PAYLOADS.index(p))
     html = bundle["text/html"]
-    (svg,) = assert_safe(html, p, where=f"{sink} html")       # the title names the function
+    (svg,) = assert_safe(html, where=f"{sink} html")
+    assert titled(audit_html(html)[1], p), "the title does not name the function"
     assert "image/png" in bundle
     g = view.graph
-    expect = [p] + graph_needles(p)
+    expect = graph_needles(p)
     root = assert_safe_svg(svg, *expect, where=f"{sink} svg")
+    assert titled(audit_svg(svg)[1], p), "the graph's title does not name the function"
     assert node_count(root) == (len(g.nodes), len(g.clusters)), "DOT injection added nodes"
     # the same DOT through the other engine (the WebAssembly Graphviz)
     other = "wasm" if view._drawn.renderer == "dot" else "dot"
@@ -182,6 +186,13 @@ def test_jaxpr_graph(outputs, sink, p):
     for e in expect:      # (control characters shown escaped: see the terminal test)
         shown = needle(visible(e))
         assert shown in squeeze(bundle["text/plain"]), f"{shown!r} not in text"
+    assert titled(bundle["text/plain"], visible(p), visible(repr(p)))
+
+
+def titled(text: str, p: str, p_repr: str | None = None) -> bool:
+    """The view's title names the function: by its __name__ or by the callee as written
+    (`fs['<name>']`)."""
+    return needle(p) in squeeze(text) or needle(f"fs[{p_repr or repr(p)}]") in squeeze(text)
 
 
 @pytest.mark.parametrize("p", [c[0] for c in CASES], ids=IDS)
