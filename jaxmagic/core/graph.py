@@ -85,6 +85,10 @@ class Graph:
 
 # ---- labels ------------------------------------------------------------------------
 
+def equations(n: int) -> str:
+    return f"{n} equation" + ("" if n == 1 else "s")
+
+
 _DTYPES = {"float": "f", "int": "i", "uint": "u", "complex": "c", "bfloat": "bf"}
 
 
@@ -455,7 +459,7 @@ def collapse(g: Graph, depth: int | None = 0, expand: Iterable[str] = ()) -> Gra
     def make(cid: int, members: list[Node]) -> Node:
         c = g.clusters[cid]
         return Node(0, "call", c.title,
-                    detail=c.detail + (f"{c.num_equations} equations",),
+                    detail=c.detail + (equations(c.num_equations),),
                     where=c.where, source=c.source, cluster=c.parent,
                     count=c.num_equations,
                     collective=any(m.collective for m in members),
@@ -522,7 +526,7 @@ def coarsen(g: Graph, by: str) -> Graph:
         where = k[1] if by != "phase" else ""
         title = f"{where} · {k[-1]}" if where else k[-1]
         return Node(0, "group", title,
-                    detail=(f"{len(members)} equations", top + (f", +{more} more" if more > 0
+                    detail=(equations(len(members)), top + (f", +{more} more" if more > 0
                                                                else "")),
                     where=where, source=members[0].source if by == "line" else "",
                     cluster=k[0], count=len(members),

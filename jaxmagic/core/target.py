@@ -40,10 +40,16 @@ class BoundCall:
     arg_names: list[str]      # source text naming each positional arg
     kwarg_names: dict[str, str]
     source: str
+    func_src: str = ""        # the callee as written: `jax.vmap(dist)`, not `dist`
 
     @property
     def func_name(self) -> str:
         return getattr(self.func, "__name__", None) or type(self.func).__name__
+
+    @property
+    def label(self) -> str:
+        """What to call the traced function: its source text where there is one."""
+        return self.func_src or self.func_name
 
 
 def _describe(node: ast.AST) -> str:
@@ -126,4 +132,5 @@ def bind(target: CallTarget, namespace: dict[str, Any]) -> BoundCall:
         extra = dict(ev(s))
         kwargs.update(extra)
         kwarg_names.update({k: f"{s}[{k!r}]" for k in extra})
-    return BoundCall(func, tuple(args), kwargs, names, kwarg_names, target.source)
+    return BoundCall(func, tuple(args), kwargs, names, kwarg_names, target.source,
+                     target.func_src)

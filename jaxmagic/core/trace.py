@@ -88,7 +88,7 @@ def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
     in_names = [n for i in dyn_pos for n in _leaf_names(call.arg_names[i], call.args[i])]
     in_names += [n for k in dyn_kw for n in _leaf_names(call.kwarg_names[k], call.kwargs[k])]
     out_names = _leaf_names("out", out_shape)
-    return Traced(closed, in_names, out_names, call.func_name, call, nums, names)
+    return Traced(closed, in_names, out_names, call.label, call, nums, names)
 
 
 def _dynamic_signature(params: list[str], dyn_pos: list[int], dyn_kw: list[str]):

@@ -79,7 +79,7 @@ class JaxprView:
             yield G.coarsen(g, by)
 
     def _title(self, g: G.Graph) -> str:
-        return f"{self.func_name} — {self.num_equations} equations"
+        return f"{self.func_name} — {G.equations(self.num_equations)}"
 
     @cached_property
     def _drawn(self) -> _Drawn:
@@ -193,7 +193,7 @@ class JaxprView:
         return bundle
 
     def __repr__(self) -> str:
-        return f"<JaxprView {self.func_name}: {self.num_equations} equations>"
+        return f"<JaxprView {self.func_name}: {G.equations(self.num_equations)}>"
 
 
 def _svg_width(svg: bytes) -> float | None:
