@@ -29,3 +29,9 @@ def test_layout_past_budget_is_stopped_and_engine_recovers(renderer):
 def test_no_renderer_says_how_to_get_one():
     with pytest.raises(layout.NoRenderer, match="install Graphviz"):
         layout.render(SMALL, 5, "none")
+
+
+def test_png_beside_svg_leaves_the_svg_unscaled():
+    """Graphviz applies -Gdpi to every output; the PNG's must not rescale the SVG."""
+    assert layout.render(SMALL, 30, "dot", png=True).svg == \
+        layout.render(SMALL, 30, "dot", png=False).svg

@@ -62,7 +62,10 @@ def _render_dot(dot: str, timeout: float, png: bool) -> Drawing:
         svg_path, png_path = Path(tmp, "g.svg"), Path(tmp, "g.png")
         cmd = ["dot", "-Tsvg", "-o", str(svg_path)]
         if png:
-            cmd += ["-Tpng:gd", "-o", str(png_path)]   # cairo is 3x slower and 8x bigger
+            # gd, not cairo: 3x faster, 8x smaller. At 72 dpi (the SVG's own scale, so the
+            # SVG is unchanged) the PNG has 0.56x the pixels of the default 96.
+            cmd[1:1] = ["-Gdpi=72"]
+            cmd += ["-Tpng:gd", "-o", str(png_path)]
         try:
             proc = subprocess.run(cmd, input=dot.encode(), capture_output=True,
                                   timeout=timeout)
@@ -142,40 +145,67 @@ class _Wasm:
         return store, exports
 
     def render(self, dot: str, timeout: float) -> bytes:
+        """Lay out in a worker thread: Python delivers Ctrl-C to the main thread only
+        between bytecodes, never inside wasm, so the main thread waits in short joins and
+        on KeyboardInterrupt traps the layout at once (instead of at the time budget)."""
         with self._lock:
-            if self.session is None:
-                self.session = self._session()
-            store, ex = self.session
-            store.set_epoch_deadline(1)
-            timer = threading.Timer(timeout, self.engine.increment_epoch)
-            timer.daemon = True
-            timer.start()
-            ptrs = []
-            try:
-                def put(text: str) -> int:
-                    data = text.encode() + b"\0"
-                    ptr = ex["malloc"](store, len(data))
-                    ex["memory"].write(store, data, ptr)
-                    ptrs.append(ptr)
-                    return ptr
+            out: dict = {}
 
-                out_len = ex["malloc"](store, 4)
-                ptrs.append(out_len)
-                result = ex["graphviz_render"](store, put(dot), put("svg"), put("dot"), out_len)
-                if result == 0:
-                    err = ex["graphviz_last_error"](store)
-                    msg = bytes(ex["memory"].read(store, err, err + 2000)).split(b"\0")[0]
-                    raise RuntimeError("graphviz (wasm) failed: " + msg.decode(errors="replace"))
-                n = int.from_bytes(ex["memory"].read(store, out_len, out_len + 4), "little")
-                svg = bytes(ex["memory"].read(store, result, result + n))
-                ex["graphviz_free"](store, result)
-                for p in ptrs:
-                    ex["graphviz_free"](store, p)
-                return svg
-            except self.wasmtime.Trap as e:
-                self.session = None         # the instance is unusable after a trap
-                if "interrupt" in str(e).lower():
-                    raise LayoutTimeout(f"layout took longer than {timeout:g} s") from None
-                raise RuntimeError(f"graphviz (wasm) trapped: {e}") from None
-            finally:
-                timer.cancel()
+            def work() -> None:
+                try:
+                    out["svg"] = self._render(dot, timeout)
+                except BaseException as e:      # handed to the caller's thread
+                    out["error"] = e
+
+            worker = threading.Thread(target=work, name="jaxmagic-wasm-layout", daemon=True)
+            worker.start()
+            try:
+                while worker.is_alive():
+                    worker.join(0.05)
+            except KeyboardInterrupt:
+                self.engine.increment_epoch()   # the running layout traps at its next check
+                worker.join()
+                self.session = None
+                raise
+            if "error" in out:
+                raise out["error"]
+            return out["svg"]
+
+    def _render(self, dot: str, timeout: float) -> bytes:
+        """One layout in this instance (called by `render`, which holds the lock)."""
+        if self.session is None:
+            self.session = self._session()
+        store, ex = self.session
+        store.set_epoch_deadline(1)
+        timer = threading.Timer(timeout, self.engine.increment_epoch)
+        timer.daemon = True
+        timer.start()
+        ptrs = []
+        try:
+            def put(text: str) -> int:
+                data = text.encode() + b"\0"
+                ptr = ex["malloc"](store, len(data))
+                ex["memory"].write(store, data, ptr)
+                ptrs.append(ptr)
+                return ptr
+
+            out_len = ex["malloc"](store, 4)
+            ptrs.append(out_len)
+            result = ex["graphviz_render"](store, put(dot), put("svg"), put("dot"), out_len)
+            if result == 0:
+                err = ex["graphviz_last_error"](store)
+                msg = bytes(ex["memory"].read(store, err, err + 2000)).split(b"\0")[0]
+                raise RuntimeError("graphviz (wasm) failed: " + msg.decode(errors="replace"))
+            n = int.from_bytes(ex["memory"].read(store, out_len, out_len + 4), "little")
+            svg = bytes(ex["memory"].read(store, result, result + n))
+            ex["graphviz_free"](store, result)
+            for p in ptrs:
+                ex["graphviz_free"](store, p)
+            return svg
+        except self.wasmtime.Trap as e:
+            self.session = None         # the instance is unusable after a trap
+            if "interrupt" in str(e).lower():
+                raise LayoutTimeout(f"layout took longer than {timeout:g} s") from None
+            raise RuntimeError(f"graphviz (wasm) trapped: {e}") from None
+        finally:
+            timer.cancel()
