@@ -109,7 +109,9 @@ def test_ctrl_c_during_layout(ip, tangled, engine):
         timer.cancel()
     took = time.perf_counter() - t0
     assert r.success, r.error_in_exec
-    assert took < budget + 2, f"Ctrl-C took {took:.1f} s to stop the layout"
+    # at once, not at the budget: dot is killed; the wasm layout runs in a worker thread
+    # and is trapped (Python cannot interrupt a thread inside wasm)
+    assert took < 3, f"Ctrl-C took {took:.1f} s to stop the layout"
     (out,) = [o.data for o in cap.outputs]
     assert "layout interrupted (Ctrl-C)" in out["text/plain"]
     assert not before.diff(GlobalState.take(ip))
