@@ -261,16 +261,7 @@ def explain(exc: BaseException, src: str | None = None, *, label: Callable[[str]
     rule, compatible, facts = cls
     static = None
     if text and lineno:
-        ns = dict(frame.f_globals) if frame is not None else None
-        if ns is not None and frame.f_locals is not frame.f_globals:
-            try:
-                ns.update(frame.f_locals)
-            except Exception:   # pragma: no cover
-                pass
-        try:
-            found = analyze(text, namespace=ns)
-        except Exception:       # never let the explainer hide the real error
-            found = []
+        found = _analyze_in(text, frame)
         same = [f for f in found if f.line == lineno and f.rule in compatible]
         if not same and frame is not None and frame.f_code.co_name != "<module>":
             # the function's body, with its arguments' actual values known
@@ -304,6 +295,24 @@ def explain(exc: BaseException, src: str | None = None, *, label: Callable[[str]
                    detail={**detail, "exception": _first_line(exc)})
 
 
+def _analyze_in(src: str, frame) -> list[Finding]:
+    """Static findings for `src` with the failing frame's names holding their values.
+
+    Never raises: the explainer must not hide the user's real error.
+    """
+    ns = None
+    if frame is not None:
+        ns = dict(frame.f_globals)
+        try:
+            ns.update(frame.f_locals)
+        except Exception:   # pragma: no cover
+            pass
+    try:
+        return analyze(src, namespace=ns)
+    except Exception:
+        return []
+
+
 def _body_findings(text: str, lineno: int, frame) -> list[Finding]:
     """Static findings for the body of the function that failed, analysed as if it were
     top-level code whose names hold the frame's actual values (`buf` is a JAX array)."""
@@ -327,15 +336,7 @@ def _body_findings(text: str, lineno: int, frame) -> list[Finding]:
     body = lines[first - 1:last]
     src = textwrap.dedent("\n".join(body))
     shift = len(body[0]) - len(src.split("\n", 1)[0])
-    ns = dict(frame.f_globals)
-    try:
-        ns.update(frame.f_locals)
-    except Exception:   # pragma: no cover
-        pass
-    try:
-        found = analyze(src, namespace=ns)
-    except Exception:
-        return []
+    found = _analyze_in(src, frame)
     out = []
     for f in found:
         line = f.line + first - 1
