@@ -65,11 +65,7 @@ class MutationRules:
             else:
                 sym = _OPSYM.get(type(stmt.op), "?")
                 new = f"{bt} = {bt}.at[{it}].set({bt}[{it}] {sym} {val})"
-            self.add("JX102", stmt, f"JAX arrays are immutable: `{self.seg(stmt)}` raises "
-                     "TypeError (in-place update).",
-                     f"use the functional update: {new}" if simple else
-                     f"use {bt}.at[{it}].{op or 'set'}(...) and assign the result",
-                     rewrite=self.replace(stmt, new) if simple else None)
+            self._in_place("JX102", stmt, new, simple, f"{bt}.at[{it}].{op or 'set'}")
             return
         if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
             self.add("JX101", target, f"JAX arrays are immutable: assigning to "
@@ -81,10 +77,14 @@ class MutationRules:
             return
         op, arg = self._set_form(target, stmt.value)
         new = f"{bt} = {bt}.at[{it}].{op}({arg})"
-        self.add("JX101", stmt, f"JAX arrays are immutable: `{self.seg(stmt)}` raises "
+        self._in_place("JX101", stmt, new, simple, f"{bt}.at[{it}].{op}")
+
+    def _in_place(self, rule: str, stmt, new: str, simple: bool, at_call: str) -> None:
+        """An in-place update of a JAX array; the rewrite where the target is a plain name."""
+        self.add(rule, stmt, f"JAX arrays are immutable: `{self.seg(stmt)}` raises "
                  "TypeError (in-place update).",
                  f"use the functional update: {new}" if simple else
-                 f"use {bt}.at[{it}].{op}(...) and assign the result",
+                 f"use {at_call}(...) and assign the result",
                  rewrite=self.replace(stmt, new) if simple else None)
 
     def _set_form(self, target: ast.Subscript, value) -> tuple[str, str]:
