@@ -152,7 +152,7 @@ class JaxMagic(Magics):
         remat, shard_map, named scopes) collapsed to one node unless expanded.
         """
         __tracebackhide__ = True
-        from .core.timing import JitArgumentError, StaticArgumentError
+        from .core.arguments import JitArgumentError, StaticArgumentError
 
         args, expr = parse_options(self.jaxpr, line)
         call = self._call("jaxpr", expr, cell)
@@ -221,7 +221,7 @@ class JaxMagic(Magics):
         compiled cost. The cell's other statements run as usual, once.
         """
         __tracebackhide__ = True
-        from .core.timing import JitArgumentError, StaticArgumentError
+        from .core.arguments import JitArgumentError, StaticArgumentError
         from .render.jit import StaticArgumentCard, static_fix_command
 
         args, expr = parse_options(self.jit_compare, line)

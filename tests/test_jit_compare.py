@@ -20,7 +20,8 @@ from IPython.core.error import UsageError
 
 import jaxmagic
 from jaxmagic import _compat
-from jaxmagic.core.timing import StaticArgumentError, compare_outputs
+from jaxmagic.core.arguments import StaticArgumentError
+from jaxmagic.core.timing import compare_outputs
 from jaxmagic.render.jit import JitComparison, fmt_time
 
 FAST = "--budget 0.25"

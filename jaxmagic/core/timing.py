@@ -17,10 +17,8 @@ what was measured so far. Plain data out, no IPython.
 """
 from __future__ import annotations
 
-import ast
 import functools
 import gc
-import inspect
 import logging
 import math
 import re
@@ -34,6 +32,16 @@ import jax
 import numpy as np
 
 from .. import _compat
+from .arguments import (
+    ArgCall,
+    JitArgumentError,
+    check_arguments,
+    concretization_argument,
+    norm_argnames,
+    norm_argnums,
+    param_names,
+    static_positions,
+)
 
 DEFAULT_BUDGET = 1.5     # seconds of timing loops (eager + steady jit) per measurement
 DEFAULT_REPEAT = 7       # as %timeit
@@ -43,46 +51,6 @@ MAX_DONATION_COPIES_BYTES = 256 * 2**20
 # reductions that XLA reorders differ by a few ulps times sqrt(size).
 _RTOL = {8: 1e-9, 4: 1e-4, 2: 1e-2, 1: 0.25}
 _RTOL_BF16 = 5e-2
-
-
-class JitArgumentError(TypeError):
-    """The call's arguments do not fit jit (the options, not the function, need fixing).
-
-    `problem` says which argument and why, `fix` what to pass instead (API spelling);
-    `option_hint()` the magic's spelling.
-    """
-
-    def __init__(self, problem: str, fix: str = ""):
-        self.problem, self.fix = problem, fix
-        super().__init__(f"{problem}; {fix}" if fix else problem)
-
-    def option_hint(self) -> str:
-        return self.fix
-
-
-class StaticArgumentError(JitArgumentError):
-    """An argument jit cannot trace (not an array, or used as a Python value).
-
-    `argname` is its source text; `index` / `param` how to name it in
-    `static_argnums` / `static_argnames`.
-    """
-
-    def __init__(self, problem: str, argname: str, index: int | None, param: str | None):
-        self.argname, self.index, self.param = argname, index, param
-        fixes = []
-        if index is not None:
-            fixes.append(f"static_argnums=({index},)")
-        if param is not None:
-            fixes.append(f"static_argnames=({param!r},)")
-        super().__init__(problem, f"mark it static: {' or '.join(fixes)}")
-
-    def option_hint(self) -> str:
-        fixes = []
-        if self.index is not None:
-            fixes.append(f"--static-argnums {self.index}")
-        if self.param is not None:
-            fixes.append(f"--static-argnames {self.param}")
-        return f"mark it static: {' or '.join(fixes)}"
 
 
 @dataclass
@@ -175,138 +143,6 @@ class JitMeasurement:
             return None
         gain = self.eager_s - self.jit_s
         return c / gain if gain > 0 else None
-
-
-# ---- arguments -------------------------------------------------------------------------
-
-
-def _is_arraylike(x: Any) -> bool:
-    return isinstance(x, (jax.Array, np.ndarray, np.generic, bool, int, float, complex)) \
-        or hasattr(x, "__jax_array__") or (hasattr(x, "shape") and hasattr(x, "dtype"))
-
-
-def _describe(x: Any) -> str:
-    r = repr(x)
-    r = r if len(r) <= 40 else r[:37] + "..."
-    return f"{r}, a {type(x).__name__}"
-
-
-@dataclass
-class _Call:
-    fun: Callable
-    args: tuple
-    kwargs: dict
-    arg_names: list
-    kwarg_names: dict
-    name: str
-    params: list          # positional parameter names of fun, when known
-
-
-def _param_names(fun: Callable) -> list:
-    try:
-        sig = inspect.signature(fun)
-    except (TypeError, ValueError):
-        return []
-    return [p.name for p in sig.parameters.values()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-
-
-def _norm_argnums(nums, n: int) -> tuple:
-    if nums is None:
-        return ()
-    nums = (nums,) if isinstance(nums, int) else tuple(nums)
-    return tuple(sorted({i + n if i < 0 else i for i in nums}))
-
-
-def _norm_argnames(names) -> tuple:
-    if names is None:
-        return ()
-    return (names,) if isinstance(names, str) else tuple(names)
-
-
-def _static_positions(call: _Call, argnums: tuple, argnames: tuple) -> set:
-    pos = set(argnums)
-    for nm in argnames:
-        if nm in call.params:
-            pos.add(call.params.index(nm))
-    return pos
-
-
-def _label(call: _Call, index: int | None, key: str | None, value: Any) -> str:
-    """`neg=True (a bool)`: the parameter, the caller's source text, the value's type."""
-    if key is not None:
-        param, src = key, call.kwarg_names.get(key, key)
-    else:
-        param = call.params[index] if index < len(call.params) else None
-        src = call.arg_names[index]
-    if src.startswith(f"{param}["):
-        param = None                     # *args / **kwargs entries carry their own path
-    head = f"{param}={src}" if param and src != param else src
-    r = repr(value)
-    try:
-        literal = ast.literal_eval(src) == value
-    except Exception:
-        literal = False
-    shown = "" if literal or r == src or len(r) > 40 else f"{r}, "
-    return f"{head} ({shown}a {type(value).__name__})"
-
-
-def _static_error(call: _Call, problem: str, index: int | None, key: str | None):
-    if key is not None:
-        return StaticArgumentError(problem, call.kwarg_names.get(key, key), None, key)
-    param = call.params[index] if index is not None and index < len(call.params) else None
-    return StaticArgumentError(problem, call.arg_names[index], index, param)
-
-
-def _check_arguments(call: _Call, static_pos: set, static_names: tuple) -> None:
-    """Every traced argument must be made of arrays; every static one hashable."""
-    __tracebackhide__ = True
-    items = [(i, None, a) for i, a in enumerate(call.args)] + \
-            [(None, k, v) for k, v in call.kwargs.items()]
-    for i, k, value in items:
-        static = (i in static_pos) if k is None else (k in static_names)
-        if static:
-            try:
-                hash(value)
-            except TypeError:
-                raise JitArgumentError(
-                    f"static argument {_label(call, i, k, value)} is not hashable, and jit "
-                    "keys its cache on static values",
-                    "pass a tuple instead of a list, or leave an array argument traced"
-                ) from None
-            continue
-        bad = [leaf for leaf in jax.tree_util.tree_leaves(value) if not _is_arraylike(leaf)]
-        if bad:
-            what = "is not an array" if bad[0] is value else \
-                f"holds {_describe(bad[0])}, not only arrays"
-            raise _static_error(call, f"argument {_label(call, i, k, value)} {what}, so jit "
-                                "cannot trace it", i, k)
-
-
-def _concretization_argument(exc: BaseException, call: _Call, static_pos: set,
-                             static_names: tuple) -> StaticArgumentError | None:
-    """A tracer-to-Python error caused by a non-array argument that should be static."""
-    if not isinstance(exc, (jax.errors.ConcretizationTypeError, TypeError)):
-        return None
-    m = re.search(r"depends on the value of the argument[s]? [`']?([A-Za-z_][\w]*)", str(exc))
-    if not m:
-        return None
-    param = m.group(1)
-    if param in call.kwargs and param not in static_names:
-        value, index, key = call.kwargs[param], None, param
-    elif param in call.params and call.params.index(param) < len(call.args):
-        index = call.params.index(param)
-        if index in static_pos:
-            return None
-        value, key = call.args[index], None
-    else:
-        return None
-    if isinstance(value, (jax.Array, np.ndarray)):
-        return None     # an array used in Python control flow: static would not help
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return _static_error(call, f"argument {_label(call, index, key, value)} is used as a "
-                         f"Python value while tracing ({type(exc).__name__}: {first})",
-                         index, key)
 
 
 def _hash_or_none(x: Any):
@@ -598,7 +434,7 @@ def _aval_text(x: Any) -> str:
     return f"{dtype.name}[{shape}]"
 
 
-def _donation(call: _Call, argnums: tuple, argnames: tuple, warning: str) -> list[dict]:
+def _donation(call: ArgCall, argnums: tuple, argnames: tuple, warning: str) -> list[dict]:
     unusable = []
     if warning:
         m = re.search(r"not usable:\s*(.*?)\.\s*(?:\n|See|$)", warning, re.S)
@@ -669,9 +505,9 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
         fun, inherited = opts
         m.unwrapped_jit = True
     names = list(arg_names) if arg_names is not None else [f"arg{i}" for i in range(len(args))]
-    call = _Call(fun, tuple(args), kwargs, names,
+    call = ArgCall(fun, tuple(args), kwargs, names,
                  dict(kwarg_names or {k: k for k in kwargs}),
-                 name or f"{getattr(func, '__name__', 'f')}(...)", _param_names(fun))
+                 name or f"{getattr(func, '__name__', 'f')}(...)", param_names(fun))
     m.name = call.name
     n = len(call.args)
     # options given here replace the jitted target's own (static and donate separately)
@@ -681,12 +517,12 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
     if donate_argnums is None and donate_argnames is None:
         donate_argnums = inherited.get("donate_argnums")
         donate_argnames = inherited.get("donate_argnames")
-    sn, snames = _norm_argnums(static_argnums, n), _norm_argnames(static_argnames)
-    dn, dnames = _norm_argnums(donate_argnums, n), _norm_argnames(donate_argnames)
+    sn, snames = norm_argnums(static_argnums, n), norm_argnames(static_argnames)
+    dn, dnames = norm_argnums(donate_argnums, n), norm_argnames(donate_argnames)
     # jax resolves names given for positional parameters itself; keep only the ones used
     m.static_argnums, m.static_argnames = sn, snames
     m.donate_argnums, m.donate_argnames = dn, dnames
-    static_pos = _static_positions(call, sn, snames)
+    static_pos = static_positions(call, sn, snames)
     donate_pos = set(dn) | {call.params.index(k) for k in dnames if k in call.params}
     donate_keys = {k for k in dnames if k in call.kwargs}
     for what, nums in (("static", sn), ("donate", dn)):
@@ -697,7 +533,7 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
     if bad := sorted(static_pos & donate_pos):
         raise JitArgumentError(f"argument {call.arg_names[bad[0]]} cannot be both static "
                                "and donated", "donate only array arguments")
-    _check_arguments(call, static_pos, snames)
+    check_arguments(call, static_pos, snames)
     try:
         m.backend = f"{jax.default_backend()} ({jax.devices()[0].device_kind})"
     except Exception:
@@ -783,7 +619,7 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
                 try:
                     compiled, (m.trace_s, m.lower_s, m.compile_s) = guarded(aot)
                 except Exception as e:
-                    problem = _concretization_argument(e, call, static_pos, snames)
+                    problem = concretization_argument(e, call, static_pos, snames)
                     if problem is not None:
                         problem.original = e        # JAX's error, kept without its trace
                         raise problem from None
@@ -904,6 +740,6 @@ def _analyses(m: JitMeasurement, compiled: Any) -> None:
         m.code_bytes = getattr(mem, "generated_code_size_in_bytes", None) or None
 
 
-__all__ = ["JitMeasurement", "LeafDiff", "JitArgumentError", "StaticArgumentError",
+__all__ = ["JitMeasurement", "LeafDiff",
            "compare_outputs", "measure",
            "DEFAULT_BUDGET", "DEFAULT_REPEAT"]

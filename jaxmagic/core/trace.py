@@ -7,6 +7,14 @@ from typing import Any, Sequence
 import jax
 
 from .. import _compat
+from .arguments import (
+    ArgCall,
+    JitArgumentError,
+    StaticArgumentError,
+    check_arguments,
+    concretization_argument,
+    param_names,
+)
 from .target import BoundCall
 
 
@@ -39,14 +47,11 @@ def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
           static_argnames: Sequence[str] | str | None = None) -> Traced:
     """Trace `call` with its static arguments held fixed (as `jax.jit` would)."""
     __tracebackhide__ = True      # the user's error shows their frames, not ours
-    from .timing import (JitArgumentError, StaticArgumentError, _Call, _check_arguments,
-                         _concretization_argument, _param_names)
-
     nums, names = _normalise(static_argnums, static_argnames, len(call.args))
     # the same argument checks as %jit_compare: a str or an int used as a size says which
     # argument to mark static, instead of JAX's error about our wrapper's arguments
-    info = _Call(call.func, tuple(call.args), dict(call.kwargs), list(call.arg_names),
-                 dict(call.kwarg_names), call.source, _param_names(call.func))
+    info = ArgCall(call.func, tuple(call.args), dict(call.kwargs), list(call.arg_names),
+                   dict(call.kwarg_names), call.source, param_names(call.func))
     nums = tuple(sorted(set(nums) | {info.params.index(k) for k in names if k in info.params
                                      and info.params.index(k) < len(call.args)}))
     for n in nums:
@@ -71,7 +76,7 @@ def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
     dyn_args = [call.args[i] for i in dyn_pos]
     dyn_kwargs = {k: call.kwargs[k] for k in dyn_kw}
     try:
-        _check_arguments(info, set(nums), names)
+        check_arguments(info, set(nums), names)
     except StaticArgumentError:
         raise
     except JitArgumentError:       # an unhashable static argument: tracing does not mind
@@ -79,7 +84,7 @@ def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
     try:
         closed, out_shape = jax.make_jaxpr(fixed, return_shape=True)(*dyn_args, **dyn_kwargs)
     except Exception as e:
-        problem = _concretization_argument(e, info, set(nums), names)
+        problem = concretization_argument(e, info, set(nums), names)
         if problem is None:
             raise
         problem.original = e
