@@ -5,8 +5,15 @@
 Each magic is a thin front to a public function that returns a view object
 (`_repr_mimebundle_`, `.text()`), usable without IPython.
 """
-from .api import check_source, compare_jit, explain, trace
-from .api import devices_info, sharding_plan, sharding_view
+from .api import (
+    check_source,
+    compare_jit,
+    devices_info,
+    explain,
+    sharding_plan,
+    sharding_view,
+    trace,
+)
 
 __all__ = ["trace", "compare_jit", "check_source", "explain", "devices_info",
            "sharding_view", "sharding_plan", "load_ipython_extension",

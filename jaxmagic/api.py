@@ -13,6 +13,12 @@ from .core.target import BoundCall
 from .render.errors import ErrorCard
 from .render.jaxpr import JaxprView
 
+if TYPE_CHECKING:   # for annotations: each function imports its renderer when called
+    from .render.cards import Findings, FindingView
+    from .render.devices import DevicesView
+    from .render.jit import JitComparison
+    from .render.sharding import ShardingView
+
 
 def trace(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None = None,
           static_argnames: Sequence[str] | str | None = None, **kwargs: Any) -> JaxprView:
@@ -84,9 +90,6 @@ def compare_call(call: BoundCall, **options: Any) -> "JitComparison":
 
 # ---- %jaxcheck: JAX's sharp bits ---------------------------------------------------------
 
-if TYPE_CHECKING:
-    from .render.cards import Findings, FindingView
-
 def check_source(src: str, *, namespace: dict | None = None, x64: bool | None = None,
                  filename: str | None = None) -> "Findings":
     """Static jaxcheck findings for a cell or file (`%%jaxcheck`, `python -m jaxmagic check`).
@@ -115,10 +118,6 @@ def explain(exc: BaseException, src: str | None = None, *, label=None) -> "Findi
 
 
 # ---- %devices / %%shardviz: where every shard lives --------------------------------------
-
-if TYPE_CHECKING:
-    from .render.devices import DevicesView
-    from .render.sharding import ShardingView
 
 
 def devices_info() -> "DevicesView":
