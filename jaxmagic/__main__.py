@@ -13,10 +13,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 
-from .core.checks import FAMILIES, RULES, SEVERITIES, Checker, Finding, check_source
+from .core.checks import FAMILIES, RULES, SEVERITIES, Finding
+from .core.checks.files import check_text
 
 
 def _iter_paths(paths: list[str]):
@@ -32,33 +32,9 @@ def _iter_paths(paths: list[str]):
             yield p
 
 
-def check_notebook(path: str) -> list[tuple[int, Finding]]:
-    """(cell number, finding) for each code cell of a notebook, checked in order."""
-    with open(path, encoding="utf-8") as fh:
-        nb = json.load(fh)
-    checker = Checker()
-    out = []
-    n = 0
-    for cell in nb.get("cells", []):
-        if cell.get("cell_type") != "code":
-            continue
-        n += 1
-        src = cell.get("source", "")
-        if isinstance(src, list):
-            src = "".join(src)
-        for f in checker.check(src, cell=f"cell {n}"):
-            # a finding inside a function from an earlier cell names that cell
-            m = re.fullmatch(r"cell (\d+)", f.filename or "")
-            out.append((int(m.group(1)) if m else n, f))
-    return out
-
-
 def check_path(path: str) -> list[tuple[int | None, Finding]]:
-    if path.endswith(".ipynb"):
-        return check_notebook(path)
     with open(path, encoding="utf-8") as fh:
-        src = fh.read()
-    return [(None, f) for f in check_source(src, filename=path)]
+        return check_text(path, fh.read())
 
 
 def _human(path: str, cell: int | None, f: Finding) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import math
 
-from .interpreter import _Ctx
+from .interpreter import _Ctx, _scope
 from .jaxapi import (
     _ARRAY_ATTRS,
     _BOOL_FUNCS,
@@ -67,7 +67,7 @@ class Calls:
             inner = self.resolve(func.func)
             if inner in ("jax.jit", "jax.pmap") and func.args and \
                     type(func.args[0]) is ast.Name:
-                fns = self.defs_by_name.get(func.args[0].id)
+                fns = self.visible_defs(func.args[0].id, _scope(ctx))
                 if fns:
                     return self._user_call(node, fns[-1], args, kwargs, ctx)
             if inner in ("jax.jit", "jax.pmap", "jax.vmap", "jax.grad"):
@@ -99,7 +99,7 @@ class Calls:
                  "jax.checkpoint", "jax.remat"):
             fn = None
             if node.args and type(node.args[0]) is ast.Name:
-                fns = self.defs_by_name.get(node.args[0].id)
+                fns = self.visible_defs(node.args[0].id, _scope(ctx))
                 fn = fns[-1] if fns else None
             if q in ("jax.jit", "jax.pmap") and fn is not None:
                 return AV("func", func=fn)

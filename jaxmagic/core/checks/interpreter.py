@@ -47,6 +47,11 @@ class _Ctx:
         self.static_params: set[str] = set()
 
 
+def _scope(ctx: _Ctx):
+    """The lexical scope node of `ctx` (None: the module)."""
+    return ctx.fn.node if ctx.fn is not None else None
+
+
 class Interpreter:
     """Walks one cell or file, keeping an abstract value per name, and collects findings."""
 
@@ -62,7 +67,8 @@ class Interpreter:
         self.findings: dict[tuple, Finding] = {}
         self.aliases: dict[str, str] = dict(self.state.aliases)
         self.funcs: dict[ast.AST, FuncInfo] = {}
-        self.defs_by_name: dict[str, list[FuncInfo]] = {}
+        self._defs_in: dict[tuple, list[FuncInfo]] = {}   # (scope node, name) -> defs
+        self._scope_of: dict = {}
         self.calls_by_name: dict[str, list[ast.Call]] = {}
         self.x64_base = bool(x64) if x64 is not None else self.state.x64
         self.x64_toggles: list[tuple[int, bool]] = []    # config.update lines in order
@@ -389,7 +395,7 @@ class Interpreter:
             tr = call.args[1]
         if tr is None or type(tr) is not ast.Name:
             return
-        fns = self.defs_by_name.get(tr.id)
+        fns = self.visible_defs(tr.id, _scope(ctx))
         if fns:
             fns[-1].wrapper_name = name
             ctx.env[name] = AV("func", func=fns[-1])
@@ -485,14 +491,17 @@ class Interpreter:
                            fn.parent))
 
     def _passed(self, fn: FuncInfo, p: str) -> bool:
-        """A parameter with a default is traced only when a call passes it."""
+        """A parameter with a default is traced only when a call passes it (lax loop
+        bodies get their required arguments only; calling one directly traces nothing)."""
+        if fn.transform == "loop":
+            return False
         idx = fn.params.index(p)
         names = [fn.name] + ([fn.wrapper_name] if fn.wrapper_name else [])
         for n in names:
             for call in self.calls_by_name.get(n, ()):
                 if len(call.args) > idx or any(k.arg == p for k in call.keywords):
                     return True
-        return False      # lax loop bodies get their required arguments only
+        return False
 
     def _function(self, fn: FuncInfo, traced_params, staged: bool, parent: _Ctx | None):
         node = fn.node

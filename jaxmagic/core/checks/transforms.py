@@ -12,7 +12,7 @@ import ast
 import re
 
 from .model import char_col
-from .values import FuncInfo, _const_ints, _const_strs, _params
+from .values import FuncInfo, _const_ints, _const_strs, _param_names, _params
 
 # transforms: canonical name -> (kind, function-argument positions)
 _TRANSFORMS = {
@@ -37,20 +37,22 @@ _FIELDS: dict[type, tuple[str, ...]] = {}    # node type -> fields _scan visits
 
 
 def _scan(tree: ast.Module):
-    """One pass over the tree: calls, function defs, classes, imports, and the names each
-    function binds (its locals). Expression contexts (Load/Store) are not visited."""
+    """One pass over the tree: calls, function defs, classes, imports, the names each
+    function binds (its locals) and the lexical scope (def, lambda or class node; None
+    for the module) of every call, def and scope. Load/Store contexts are not visited."""
     calls: list = []
     defs: list = []
     classes: list = []
     imports: list = []
     bound: dict = {}
-    stack: list = [(tree, None)]
+    scope_of: dict = {}          # call / def / lambda / class node -> its scope node
+    stack: list = [(tree, None, None)]
     pop, push = stack.pop, stack.append
     Name, Const, Call = ast.Name, ast.Constant, ast.Call
     FDef, AFDef, Lam, Cls = ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef
     Load, AST = ast.Load, ast.AST
     while stack:
-        node, owner = pop()
+        node, owner, scope = pop()
         t = type(node)
         if t is Name:
             if owner is not None and type(node.ctx) is not Load:
@@ -60,33 +62,36 @@ def _scan(tree: ast.Module):
             continue
         if t is Call:
             calls.append(node)
+            scope_of[node] = scope
         elif t is FDef or t is AFDef or t is Lam:
             bound[node] = set()
+            scope_of[node] = scope
             a = node.args
             for d in a.defaults:
-                push((d, owner))
+                push((d, owner, scope))
             for d in a.kw_defaults:
                 if d is not None:
-                    push((d, owner))
+                    push((d, owner, scope))
             if t is Lam:
-                push((node.body, node))
+                push((node.body, node, node))
                 continue
             defs.append(node)
             if owner is not None:
                 bound[owner].add(node.name)
             for d in node.decorator_list:
-                push((d, owner))
+                push((d, owner, scope))
             for st in node.body:
-                push((st, node))
+                push((st, node, node))
             continue
         elif t is Cls:
             classes.append(node)
+            scope_of[node] = scope
             if owner is not None:
                 bound[owner].add(node.name)
-            for d in node.decorator_list + node.bases:
-                push((d, owner))
+            for d in node.decorator_list + node.bases + node.keywords:
+                push((d, owner, scope))
             for st in node.body:
-                push((st, None))
+                push((st, None, node))
             continue
         elif t is ast.Import or t is ast.ImportFrom:
             imports.append(node)
@@ -109,22 +114,23 @@ def _scan(tree: ast.Module):
                         if owner is not None and type(x.ctx) is not Load:
                             bound[owner].add(x.id)
                     elif tx is not Const and isinstance(x, AST):
-                        push((x, owner))
+                        push((x, owner, scope))
             elif v is not None:
                 tv = type(v)
                 if tv is Name:
                     if owner is not None and type(v.ctx) is not Load:
                         bound[owner].add(v.id)
                 elif tv is not Const and isinstance(v, AST):
-                    push((v, owner))
-    return calls, defs, classes, imports, bound
+                    push((v, owner, scope))
+    return calls, defs, classes, imports, bound, scope_of
 
 
 class Transforms:
     """Mixin of `Analyzer`: finds functions and their transforms before interpretation."""
 
     def _prepass(self, tree: ast.Module) -> None:
-        calls, defs, classes, imports, bound = _scan(tree)
+        calls, defs, classes, imports, bound, scope_of = _scan(tree)
+        self._scope_of = scope_of
         for node in imports:
             if type(node) is ast.Import:
                 for a in node.names:
@@ -147,7 +153,7 @@ class Transforms:
             fn = FuncInfo(node, node.name, params, defaults,
                           class_name=self._class_of.get(node), cell=self.cell, src=self.src)
             self.funcs[node] = fn
-            self.defs_by_name.setdefault(node.name, []).append(fn)
+            self._defs_in.setdefault((scope_of.get(node), node.name), []).append(fn)
             for dec in node.decorator_list:
                 self._apply_decorator(fn, dec)
         for call in calls:
@@ -182,6 +188,24 @@ class Transforms:
                         "enable_x64()" in text:
                     self.x64_toggles.append((line, True))
         self.x64_toggles.sort()
+
+    def visible_defs(self, name: str, scope) -> list[FuncInfo] | None:
+        """The functions `name` can mean at `scope` (a def/lambda/class node, None for the
+        module), by Python's scoping rules: [] when it is a parameter or another local
+        there, None when this source does not define it."""
+        s = scope
+        while True:
+            fns = self._defs_in.get((s, name))
+            if fns:
+                return fns
+            if s is None:
+                return None
+            if type(s) is not ast.ClassDef and (name in self._bound.get(s, ()) or
+                                                name in _param_names(s)):
+                return []
+            s = self._scope_of.get(s)     # class bodies are not visible from their methods
+            while type(s) is ast.ClassDef:
+                s = self._scope_of.get(s)
 
     @property
     def x64(self) -> bool:
@@ -280,15 +304,17 @@ class Transforms:
                                 else [], call)
             return
         if isinstance(arg, ast.Name):
-            kws = call.keywords if q in ("jax.jit", "jax.pmap") else []
-            fns = self.defs_by_name.get(arg.id, ())
-            for fn in fns:
+            kws = call.keywords if q in ("jax.jit", "jax.pmap", "jax.vmap") else []
+            if q == "jax.vmap" and len(call.args) > 1:       # vmap(f, (0, None))
+                kws = kws + [ast.keyword("in_axes", call.args[1])]
+            fns = self.visible_defs(arg.id, self._scope_of.get(call))
+            for fn in fns or ():
                 self._set_transform(fn, kind, q, kws, call)
                 if bound[0] or bound[1]:
                     positional = [p for p in fn.params if not p.startswith("*")]
                     fn.static.update(positional[:bound[0]])
                     fn.static.update(bound[1])
-            if not fns:      # defined in an earlier cell
+            if fns is None:      # not defined here: maybe in an earlier cell
                 v = self.state.env.get(arg.id)
                 fn = v.func if v is not None and v.kind == "func" else None
                 if fn is not None and fn.src is not None and fn.src != self.src:

@@ -128,6 +128,14 @@ def _params(node) -> tuple[list[str], set[str]]:
     return names, defaults
 
 
+def _param_names(node) -> set[str]:
+    """Every name a def or lambda binds as a parameter (`*args`, `**kwargs` included)."""
+    a = node.args
+    names = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}
+    names.update(v.arg for v in (a.vararg, a.kwarg) if v is not None)
+    return names
+
+
 # ---------------------------------------------------------------------------------------
 # reading the AST
 
