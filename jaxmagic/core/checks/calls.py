@@ -28,11 +28,14 @@ from .values import (
     UNKNOWN,
     FuncInfo,
     _at_parts,
+    _concrete,
     _const_ints,
     _int_const,
     _jax,
     _literal_shape,
     _num_const,
+    _derived,
+    _tracer,
     _traced,
     _traced_elt,
 )
@@ -70,9 +73,9 @@ class Calls:
                 fns = self.visible_defs(func.args[0].id, _scope(ctx))
                 if fns:
                     return self._user_call(node, fns[-1], args, kwargs, ctx)
-            if inner in ("jax.jit", "jax.pmap", "jax.vmap", "jax.grad"):
-                return _jax(traced=ctx.traced)
-        return AV(None, traced=False)
+            if inner == "jax.grad" and args and args[0].kind == "jax":
+                return _jax(traced=ctx.traced)     # the gradient has the argument's kind
+        return _derived(ctx.traced and any(_traced(a) for a in args))
 
     def _known_call(self, node, q: str, args, kwargs, ctx: _Ctx) -> AV:
         any_traced = any(_traced(a) for a in args) or any(_traced(v) for v in
@@ -84,7 +87,7 @@ class Calls:
         if q.startswith("numpy."):
             return self._np_call(node, q, args, kwargs, ctx)
         if q.startswith("math.") and ctx.traced:
-            if any(_traced(a) for a in args):
+            if any(_tracer(a) for a in args):
                 self._math_on_tracer(node, q[5:])
             return AV("float")
         if q.startswith("random.") and ctx.staged and ctx.fn is not None:
@@ -118,11 +121,11 @@ class Calls:
                 self._print(node, args, ctx)
             return AV("none")
         if name in ("int", "float", "complex") and args:
-            if _traced(args[0]) and ctx.traced:
+            if _tracer(args[0]) and ctx.traced:
                 self._concrete_cast(node, name, ctx)
             return AV(name, dtype=f"{name}*")
         if name == "bool" and args:
-            if _traced(args[0]) and ctx.traced:
+            if _tracer(args[0]) and ctx.traced:
                 self._control_flow(node, node.args[0], ctx, "bool")
             return AV("bool")
         if name == "range":
@@ -135,8 +138,8 @@ class Calls:
         if name == "len":
             return AV("int", dtype="int*")
         if name in ("max", "min") and ctx.traced:
-            if (len(args) >= 2 and any(_traced(a) for a in args)) or \
-                    (len(args) == 1 and _traced(args[0]) and args[0].kind == "jax"):
+            if (len(args) >= 2 and any(_tracer(a) for a in args)) or \
+                    (len(args) == 1 and _tracer(args[0])):
                 self._builtin_minmax(node, name)
                 return _jax(traced=True)
             return AV("static")
@@ -146,13 +149,16 @@ class Calls:
                     "iter", "next", "any", "all", "divmod", "pow", "frozenset", "hash"):
             if name in ("sum", "abs", "round", "pow", "divmod") and any(_traced(a) for a in
                                                                         args):
-                return _jax(traced=True)
+                return _jax(traced=True) if any(_tracer(a) for a in args) else _derived(True)
             if name in ("tuple", "list") and args:
                 return AV(name, traced=_traced(args[0]), elts=args[0].elts)
-            if name in ("any", "all") and args and _traced(args[0]) and ctx.traced:
+            if name in ("any", "all") and args and _tracer(args[0]) and ctx.traced:
                 self._control_flow(node, node.args[0], ctx, "bool")
-            if name in ("enumerate", "zip"):
-                return AV("static", traced=any(_traced(a) for a in args))
+            if name == "zip":
+                return AV("zip", traced=any(_traced(a) for a in args), elts=args)
+            if name == "enumerate":
+                return AV("enumerate", traced=any(_traced(a) for a in args),
+                          elts=[AV("int", dtype="int*")] + args[:1])
             return AV("static") if name not in ("tuple", "list", "dict", "set") else AV(name)
         return UNKNOWN
 
@@ -173,7 +179,7 @@ class Calls:
                 self._sized(node, name, args, ctx)
             elif q == "jax.numpy.where" and len(args) == 1 and "size" not in kwargs:
                 self._sized(node, "where", args, ctx)
-            elif q == "jax.numpy.repeat" and len(args) > 1 and _traced(args[1]) and \
+            elif q == "jax.numpy.repeat" and len(args) > 1 and _tracer(args[1]) and \
                     "total_repeat_length" not in kwargs:
                 self._int_use(node.args[1], args[1], ctx, "as repeats in jnp.repeat "
                               "(add total_repeat_length=N)")
@@ -281,7 +287,7 @@ class Calls:
             self._ufunc_at(node, parts[1], args)
             return AV("none")
         name = parts[-1]
-        if ctx.traced and name not in _NP_STATIC_OK and any(_traced(a) for a in args):
+        if ctx.traced and name not in _NP_STATIC_OK and any(_tracer(a) for a in args):
             self._numpy_on_tracer(node, name, top_level=len(parts) == 2)
             return _jax(traced=True)
         if name in ("prod", "sum") and node.args and self._is_shape_expr(node.args[0], ctx):
@@ -332,7 +338,7 @@ class Calls:
         if recv.kind in ("static", "int", "float", "str"):
             return AV("static")
         if recv.kind is None and recv.traced:
-            return _jax(traced=True)
+            return _derived(True)
         return AV(None, traced=any_traced and ctx.traced and recv.kind in ("tuple",
                                                                             "list"))
 
@@ -359,7 +365,8 @@ class Calls:
             self.state.called.add(fn.name)
             if fn.wrapper_name:
                 self.state.called.add(fn.wrapper_name)
-            return _jax(traced=ctx.traced)
+            got = self._returned(fn, self._schedule(fn, fn.parent))
+            return got if ctx.traced else _concrete(got)
         # a helper called from a traced function: analyse it with those params traced
         if ctx.traced and type(fn.node) is not ast.Lambda:
             traced_params = set()
@@ -376,6 +383,6 @@ class Calls:
                     avs[k] = v
             if traced_params:
                 self._helper_avs.setdefault(id(fn.node), avs)
-                self._schedule(fn, fn.parent, frozenset(traced_params), ctx.staged)
-                return _jax(traced=True)
+                key = self._schedule(fn, fn.parent, frozenset(traced_params), ctx.staged)
+                return self._returned(fn, key)
         return UNKNOWN

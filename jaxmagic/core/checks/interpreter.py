@@ -21,7 +21,10 @@ from .values import (
     STATIC,
     UNKNOWN,
     FuncInfo,
+    _derived,
     _jax,
+    _merge,
+    _tracer,
     _traced,
     _traced_elt,
     _truth_traced,
@@ -32,7 +35,7 @@ class _Ctx:
     """One scope being analysed: the module, or one function body."""
 
     __slots__ = ("env", "fn", "traced", "staged", "params", "locals", "declared", "parent",
-                 "static_params")
+                 "static_params", "returns")
 
     def __init__(self, fn: FuncInfo | None = None, parent: "_Ctx | None" = None,
                  traced=False, staged=False):
@@ -45,6 +48,7 @@ class _Ctx:
         self.locals: set[str] = set()
         self.declared: dict[str, str] = {}     # name -> "global" | "nonlocal"
         self.static_params: set[str] = set()
+        self.returns: list[AV] = []            # the values of its `return` statements
 
 
 def _scope(ctx: _Ctx):
@@ -91,6 +95,8 @@ class Interpreter:
         self._foreign: list[tuple] = []
         self._resolved: dict = {}
         self._helper_avs: dict = {}
+        self._returns: dict = {}                     # analysis key -> returned value
+        self._arg_kinds: dict = {}                   # (def node id, param) -> AV passed
         self._arrays: dict[int, set] = {}
         self._class_of: dict[ast.AST, str] = {}     # method def -> its class name
         self._loops: list[tuple[int, int]] = []     # top-level loops' line ranges
@@ -262,8 +268,7 @@ class Interpreter:
             if s.value is not None:
                 self._assign(s.target, self.ev(s.value, ctx), ctx, s, top)
         elif t is ast.Return:
-            if s.value is not None:
-                self.ev(s.value, ctx)
+            ctx.returns.append(self.ev(s.value, ctx) if s.value is not None else AV("none"))
         elif t is ast.If:
             self._if(s, ctx, top)
         elif t is ast.While:
@@ -374,8 +379,7 @@ class Interpreter:
                     self._bind_target(e.value, AV("list"), ctx, stmt, top)
                     continue
                 sub = elts[i] if elts else (
-                    _jax(traced=True) if val.traced else
-                    (AV("jax") if val.kind == "jax" else UNKNOWN))
+                    _jax(traced=val.traced) if val.kind == "jax" else _derived(val.traced))
                 self._bind_target(e, sub, ctx, stmt, top)
         elif t is ast.Subscript:
             self._setitem(target, stmt, ctx)
@@ -482,13 +486,27 @@ class Interpreter:
             staged = fn.staged
         key = (id(fn.node), traced_params, staged)
         if key in self.done:
-            return
+            return key
         self.done.add(key)
         if fn.src is not None and fn.src != self.src:       # from an earlier cell
             self._foreign.append((fn, None, traced_params, staged))
-            return
+            return None
         self.queue.append((fn, traced_params, staged, parent if parent is not None else
                            fn.parent))
+        return key
+
+    def _returned(self, fn: FuncInfo, key) -> AV:
+        """What `fn` returns when analysed as `key`: analysed now if it is still queued
+        (a recursive call, or a function from an earlier cell, gives what is known)."""
+        for i, item in enumerate(self.queue):
+            if (id(item[0].node), item[1], item[2]) == key:
+                del self.queue[i]
+                self._function(*item)
+                break
+        got = self._returns.get(key)
+        if got is None:
+            got = fn.returns
+        return got if got is not None else _derived(bool(key and key[1]))
 
     def _passed(self, fn: FuncInfo, p: str) -> bool:
         """A parameter with a default is traced only when a call passes it (lax loop
@@ -502,6 +520,11 @@ class Interpreter:
                 if len(call.args) > idx or any(k.arg == p for k in call.keywords):
                     return True
         return False
+
+    def _param_value(self, fn: FuncInfo, p: str) -> AV:
+        """An untraced parameter: what its callers pass when that is known (a mutable
+        ref or NNX Variable given to a jitted function), else unknown."""
+        return self._arg_kinds.get((id(fn.node), p), UNKNOWN)
 
     def _function(self, fn: FuncInfo, traced_params, staged: bool, parent: _Ctx | None):
         node = fn.node
@@ -517,19 +540,24 @@ class Interpreter:
             elif p in traced_params:
                 given = self._helper_avs.get(id(node), {}).get(p)
                 ctx.env[p] = given if given is not None and given.kind in (
-                    "tuple", "list", "dict") else _jax(traced=True, param=p)
+                    "tuple", "list", "dict", None) else _jax(traced=True, param=p)
             else:
-                ctx.env[p] = UNKNOWN
+                ctx.env[p] = self._param_value(fn, p)
+        kw = node.args.kwarg
+        if kw is not None:                 # **kwargs: the function's own fresh dict
+            ctx.params.add(kw.arg)
+            ctx.env[kw.arg] = AV("dict")
         if type(node) is ast.Lambda:
             ctx.locals = set(ctx.params)
-            self.ev(node.body, ctx)
-            return
-        ctx.locals = self._bound.get(node, set()) | ctx.params
-        for s in node.body:
-            if type(s) in (ast.Global, ast.Nonlocal):
-                for n in s.names:
-                    ctx.declared[n] = "global" if type(s) is ast.Global else "nonlocal"
-        self._body(node.body, ctx)
+            ctx.returns.append(self.ev(node.body, ctx))
+        else:
+            ctx.locals = self._bound.get(node, set()) | ctx.params
+            for s in node.body:
+                if type(s) in (ast.Global, ast.Nonlocal):
+                    for n in s.names:
+                        ctx.declared[n] = "global" if type(s) is ast.Global else "nonlocal"
+            self._body(node.body, ctx)
+        fn.returns = self._returns[(id(node), traced_params, staged)] = _merge(ctx.returns)
 
     # ---- expressions --------------------------------------------------------------
 
@@ -604,7 +632,7 @@ class Interpreter:
             self._bind_target(g.target, self._iter_elt(it, g.iter), ctx, g.iter, False)
             for cond in g.ifs:
                 c = self.ev(cond, ctx)
-                if _traced(c) and ctx.traced:
+                if _truth_traced(c) and ctx.traced:
                     self._control_flow(cond, cond, ctx, "bool")
         if type(node) is ast.DictComp:
             self.ev(node.key, ctx)
@@ -617,10 +645,12 @@ class Interpreter:
     def _iter_elt(self, it: AV, node) -> AV:
         if it.kind == "range":
             return AV("int", dtype="int*")
-        if it.traced:
-            return _jax(traced=True)
+        if it.kind in ("zip", "enumerate"):           # each part keeps its own kind
+            return AV("tuple", elts=[self._iter_elt(e, node) for e in it.elts])
         if it.kind == "jax":
-            return AV("jax")
+            return _jax(traced=it.traced)
+        if it.traced:
+            return _derived(True)
         if it.elts:
             t = _traced_elt(it)
             if t is not None:
@@ -743,7 +773,7 @@ class Interpreter:
                 src = None
             return _jax(traced=traced, shape=shape, dtype=dtype, shape_src=src)
         if a.traced or b.traced:
-            return _jax(traced=True)
+            return _derived(True)
         if a.kind == "np" or b.kind == "np":
             return AV("np")
         if a.kind in ("int", "float", "complex") and b.kind in ("int", "float", "complex",
@@ -789,11 +819,13 @@ class Interpreter:
         if any(type(o) in (ast.In, ast.NotIn) for o in node.ops):
             return AV("bool")
         traced = any(_traced(v) for v in vals)
-        if traced or any(v.kind == "jax" for v in vals):
-            if len(node.ops) > 1 and traced and ctx.traced:
+        if any(v.kind == "jax" for v in vals):
+            if len(node.ops) > 1 and any(_tracer(v) for v in vals) and ctx.traced:
                 self._control_flow(node, node, ctx, "chain")
             return _jax(traced=traced, boolean=True,
                         shape=next((v.shape for v in vals if v.shape), None))
+        if traced:
+            return _derived(True)
         if any(v.kind == "np" for v in vals):
             return AV("np")
         return AV("bool")
