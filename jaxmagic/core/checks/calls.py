@@ -8,6 +8,7 @@ import ast
 import math
 
 from .interpreter import _Ctx, _scope
+from .libraries import kind_of_call
 from .jaxapi import (
     _ARRAY_ATTRS,
     _BOOL_FUNCS,
@@ -41,6 +42,12 @@ from .values import (
 )
 
 
+# lax functions that map over a pytree and return the same structure
+_TREE_LAX = {"psum", "pmean", "pmax", "pmin", "all_gather", "ppermute", "all_to_all",
+             "psum_scatter", "stop_gradient", "optimization_barrier", "pbroadcast",
+             "pshuffle", "pvary"}
+
+
 class Calls:
     """Mixin of `Analyzer`: the value of a call, and the rules that look at calls."""
 
@@ -64,6 +71,8 @@ class Calls:
             recv = self.ev(func.value, ctx)
             return self._method(node, recv, func.attr, args, kwargs, ctx)
         fv = self.ev(func, ctx)
+        if fv.kind == "nnxclass":
+            return AV("nnxmodule")
         if fv.kind == "func" and fv.func is not None:
             return self._user_call(node, fv.func, args, kwargs, ctx)
         if type(func) is ast.Call:     # jax.jit(f, ...)(args)
@@ -78,6 +87,9 @@ class Calls:
         return _derived(ctx.traced and any(_traced(a) for a in args))
 
     def _known_call(self, node, q: str, args, kwargs, ctx: _Ctx) -> AV:
+        lib = kind_of_call(q, node)
+        if lib is not None:
+            return AV(lib)
         any_traced = any(_traced(a) for a in args) or any(_traced(v) for v in
                                                           kwargs.values())
         if q.startswith("builtins."):
@@ -164,6 +176,9 @@ class Calls:
 
     def _jax_call(self, node, q: str, args, kwargs, ctx: _Ctx, any_traced: bool) -> AV:
         mod, _, name = q.rpartition(".")
+        if mod == "jax.lax" and name in _TREE_LAX and args and args[0].kind != "jax":
+            a = args[0]            # lax.pmean(metrics_dict, ...): a dict stays a dict
+            return AV(a.kind, traced=_traced(a)) if a.kind else _derived(_traced(a))
         if (mod == "jax.numpy" and name in _JNP_STATIC) or (mod == "jax.lax" and
                                                              name in _LAX_STATIC):
             return AV("static")

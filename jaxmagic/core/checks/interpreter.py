@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from .jaxapi import _ARRAY_ATTRS, _DTYPE64, _STATIC_ATTRS, _SUBMODULES
+from .libraries import is_nnx_module_base
 from .model import RULES, Finding, char_col, sort_key
 from .notebook import DEFAULT_ALIASES, CheckState, _canonical_object, _from_value
 from .values import (
@@ -49,6 +50,12 @@ class _Ctx:
         self.declared: dict[str, str] = {}     # name -> "global" | "nonlocal"
         self.static_params: set[str] = set()
         self.returns: list[AV] = []            # the values of its `return` statements
+
+
+_KEEPS_RESULT = {"jax.jit", "jax.pmap", "jax.vmap", "jax.checkpoint", "jax.remat",
+                 "jax.named_call", "jax.custom_jvp", "jax.custom_vjp", "functools.wraps",
+                 "functools.cache", "functools.lru_cache", "builtins.staticmethod",
+                 "builtins.classmethod", "builtins.property", "jax.named_scope"}
 
 
 def _scope(ctx: _Ctx):
@@ -307,7 +314,8 @@ class Interpreter:
                         self._method_self(fn)
                 else:
                     self._stmt(n, inner, False)
-            ctx.env[s.name] = AV("static")
+            nnx = any(is_nnx_module_base(self.resolve(b)) for b in s.bases)
+            ctx.env[s.name] = AV("nnxclass" if nnx else "static")
         elif t is ast.Delete:
             for target in s.targets:
                 self._delete(target, ctx)
@@ -477,9 +485,10 @@ class Interpreter:
                   staged=None) -> None:
         if traced_params is None:
             if fn.traced and not fn.statics_unknown:
+                given = {p for (n, p) in self._arg_kinds if n == id(fn.node)}
                 traced_params = frozenset(p for p in fn.params if p not in fn.static
-                                          and (p not in fn.defaults or
-                                               self._passed(fn, p)))
+                                          and p not in given and
+                                          (p not in fn.defaults or self._passed(fn, p)))
             else:
                 traced_params = frozenset()
         if staged is None:
@@ -557,7 +566,20 @@ class Interpreter:
                     for n in s.names:
                         ctx.declared[n] = "global" if type(s) is ast.Global else "nonlocal"
             self._body(node.body, ctx)
-        fn.returns = self._returns[(id(node), traced_params, staged)] = _merge(ctx.returns)
+        got = _merge(ctx.returns)
+        if not all(self._keeps_result(d) for d in getattr(node, "decorator_list", ())):
+            got = _derived(got.traced)      # @jax.grad, @value_and_grad, @unknown: not
+        fn.returns = self._returns[(id(node), traced_params, staged)] = got   # its return
+
+    def _keeps_result(self, dec) -> bool:
+        """A decorator whose function returns what the body returns (jit, vmap, ...)."""
+        if type(dec) is ast.Call:
+            q = self.resolve(dec.func)
+            if q == "functools.partial" and dec.args:
+                q = self.resolve(dec.args[0])
+        else:
+            q = self.resolve(dec)
+        return q in _KEEPS_RESULT
 
     # ---- expressions --------------------------------------------------------------
 

@@ -7,6 +7,8 @@ import ast
 from .interpreter import _Ctx
 from .values import FuncInfo
 
+MUTABLE_STATE = ("ref", "nnxvar", "nnxmodule")
+
 
 class JitArgRules:
     """Mixin of `Analyzer`: what is passed to jitted functions."""
@@ -47,6 +49,9 @@ class JitArgRules:
         for p, n, av in bound:
             if type(n) is ast.Starred:
                 break
+            if av.kind in MUTABLE_STATE:       # known inside the body: not a tracer
+                self._arg_kinds[(id(fn.node), p)] = av
+                continue
             static = p in fn.static
             if static:
                 if type(n) in (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp,

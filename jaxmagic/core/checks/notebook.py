@@ -10,6 +10,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
+from .libraries import kind_of_value
 from .values import _SCALAR_KIND, AV, UNKNOWN
 
 # what these names mean when neither an import in the code nor the namespace says
@@ -102,6 +103,9 @@ def _from_value(v) -> AV:
     if k is not None:
         return AV(k, dtype={"int": "int*", "float": "float*", "bool": "bool",
                             "complex": "complex*"}.get(k))
+    lib = kind_of_value(v)
+    if lib is not None:
+        return AV(lib)
     mod = t.__module__ or ""
     if mod.startswith("jaxlib") or mod.startswith("jax"):
         if hasattr(v, "shape") and hasattr(v, "dtype") and not callable(v):
@@ -124,6 +128,8 @@ def _from_value(v) -> AV:
         return AV("tuple")
     if t is dict:
         return AV("dict")
+    if t is set:
+        return AV("set")
     if t.__name__ == "module":
         return AV("module")
     return UNKNOWN

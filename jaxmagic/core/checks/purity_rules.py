@@ -24,7 +24,37 @@ class PurityRules:
             return True
         return name not in ctx.locals or name in ctx.params
 
+    def _variable_update(self, target, stmt, ctx: _Ctx) -> bool:
+        """JX307: an NNX Variable (or a Module's) updated inside jax.jit. jax.jit passes
+        Variables in as copies, so the update never reaches the caller's Variable, and
+        nothing raises. True when `target` belongs to such state (no other rule applies)."""
+        root = target
+        while type(root) in (ast.Attribute, ast.Subscript):
+            root = root.value
+        if type(root) is not ast.Name:
+            return False
+        kind = self._lookup(root.id, ctx).kind
+        if kind not in ("nnxvar", "nnxmodule", "ref"):
+            return False
+        fn = ctx.fn
+        if kind != "ref" and fn is not None and fn.transform in ("jit", "pmap") and \
+                root.id in ctx.params:
+            what = "NNX Variable" if kind == "nnxvar" else "a Variable of NNX Module"
+            self.add("JX307", stmt, f"`{self.seg(stmt)}` updates {what} `{root.id}` inside "
+                     f"jax.jit: jax.jit passes it in as a copy, so the update is lost when "
+                     f"{fn.name} returns (no error is raised).",
+                     "use nnx.jit instead of jax.jit (it propagates Variable updates), or " +
+                     (f"pass the value in and return the new one: {root.id}[...] = "
+                      f"{fn.name}({root.id}[...]) with {fn.name} returning it"
+                      if kind == "nnxvar" else
+                      f"split the module (graphdef, state = nnx.split({root.id})), return the "
+                      f"new state from {fn.name} and apply it with nnx.update({root.id}, "
+                      "state)"))
+        return True
+
     def _outer_write(self, target, ctx: _Ctx, stmt) -> None:
+        if self._variable_update(target, stmt, ctx):
+            return
         if not ctx.staged or ctx.fn is None:
             return
         base = target.value
@@ -46,6 +76,8 @@ class PurityRules:
                 type(node.func.value) is not ast.Name:
             return
         name = node.func.value.id
+        if self._lookup(name, ctx).kind not in ("list", "dict", "set"):
+            return        # not known to be a container: `optimizer.update(...)` is pure
         if self._is_outer(name, ctx) and name not in ctx.params:
             leak = any(_traced(a) for a in args)
             self._purity_write(node, ctx, name, leak)
