@@ -57,8 +57,17 @@ class Checker:
         finally:
             self.state.commit = True
         lines = raw.split("\n")[offset:]
-        return [f.with_(source=lines[f.line - 1]) if f.line - 1 < len(lines) else f
-                for f in found]      # the line as written (magics unmasked)
+        out = []
+        for f in found:
+            where = (f.filename or label, f.rule, f.line)
+            if where in self.state.reported:
+                continue     # e.g. a function from an earlier cell, transformed again here
+            if commit:
+                self.state.reported.add(where)
+            if f.filename is None and f.line - 1 < len(lines):
+                f = f.with_(source=lines[f.line - 1])    # as written (magics unmasked)
+            out.append(f)
+        return out
 
     def reset(self) -> None:
         self.__init__()

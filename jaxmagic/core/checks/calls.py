@@ -89,7 +89,11 @@ class Calls:
     def _known_call(self, node, q: str, args, kwargs, ctx: _Ctx) -> AV:
         lib = kind_of_call(q, node)
         if lib is not None:
-            return AV(lib)
+            return AV("ref" if lib == "nnxvar" and self.state.hijax else lib)
+        if q.startswith("flax.nnx.") and q.endswith(("var_defaults", "use_hijax")):
+            on = [k.value for k in node.keywords if k.arg == "hijax"] + node.args[:1]
+            if on and type(on[0]) is ast.Constant:
+                self.state.hijax = bool(on[0].value)
         any_traced = any(_traced(a) for a in args) or any(_traced(v) for v in
                                                           kwargs.values())
         if q.startswith("builtins."):

@@ -106,6 +106,7 @@ class Interpreter:
         self._arg_kinds: dict = {}                   # (def node id, param) -> AV passed
         self._arrays: dict[int, set] = {}
         self._class_of: dict[ast.AST, str] = {}     # method def -> its class name
+        self._pytree_classes: set[str] = set()      # classes that are (or may be) pytrees
         self._loops: list[tuple[int, int]] = []     # top-level loops' line ranges
 
     # ---- entry --------------------------------------------------------------------
@@ -146,7 +147,7 @@ class Interpreter:
             name = node.id
             q = self.aliases.get(name)
             if q is not None:
-                return q
+                return q or None            # "": the code's own definition
             if self.ns is not None and name in self.ns:
                 return self._ns_name(name)
             return DEFAULT_ALIASES.get(name)
@@ -355,8 +356,20 @@ class Interpreter:
         test = self.ev(s.test, ctx)
         if _truth_traced(test):
             self._control_flow(s, s.test, ctx, "if")
-        self._body(s.body, ctx, top)
+        if not self._never_traced(s.test, ctx):
+            self._body(s.body, ctx, top)
         self._body(s.orelse, ctx, top)
+
+    def _never_traced(self, test, ctx: _Ctx) -> bool:
+        """`if isinstance(x, np.ndarray):` on a traced x: the branch never runs traced."""
+        if not (type(test) is ast.Call and type(test.func) is ast.Name and
+                test.func.id == "isinstance" and len(test.args) == 2 and ctx.traced):
+            return False
+        types = test.args[1].elts if type(test.args[1]) is ast.Tuple else [test.args[1]]
+        concrete = {"numpy.ndarray", "numpy.generic", "numpy.number", "builtins.int",
+                    "builtins.float"}
+        return _traced(self.ev(test.args[0], ctx)) and all(
+            (self.resolve(t) or f"builtins.{getattr(t, 'id', '')}") in concrete for t in types)
 
     def _assign(self, target, val: AV, ctx: _Ctx, stmt, top: bool) -> None:
         t = type(target)

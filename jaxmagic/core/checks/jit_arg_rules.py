@@ -16,7 +16,8 @@ class JitArgRules:
     def _method_self(self, fn: FuncInfo) -> None:
         """@jax.jit on a method: `self` is traced as an array argument and fails."""
         if fn.class_name is None or fn.transform not in ("jit", "pmap") or \
-                not fn.jit_is_decorator or not fn.params:
+                not fn.jit_is_decorator or not fn.params or \
+                fn.class_name in self._pytree_classes:
             return
         first = fn.params[0]
         node = fn.node

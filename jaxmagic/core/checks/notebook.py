@@ -22,6 +22,7 @@ DEFAULT_ALIASES = {
     "shard_map": "jax.shard_map",
 }
 # cell magics whose body is Python (checked without the %% line)
+_HELP = re.compile(r"^\?{0,2}[\w.*]+\?{0,2}\s*$(?<=\?)|^\?{1,2}[\w.*]+\s*$")  # obj? ?obj
 _PY_CELL_MAGICS = {"jaxpr", "jit_compare", "shardviz", "time", "timeit", "capture",
                    "prun", "jaxcheck", "debug"}
 
@@ -48,7 +49,7 @@ def cell_source(raw: str) -> tuple[str, int] | None:
         s = ln.lstrip()
         if s[:1] in ("%", "!") and not s.startswith("%="):
             out.append(ln[: len(ln) - len(s)] + "pass" + " " * max(0, len(s) - 4))
-        elif s.endswith("?") and not s.startswith("#") and "?" not in s[:-2]:
+        elif _HELP.match(s):
             out.append(ln[: len(ln) - len(s)] + "pass")
         else:
             m = re.match(r"^(\s*[\w.,\s\[\]()]+=\s*)[%!]", ln)
@@ -144,4 +145,6 @@ class CheckState:
     captures: dict = field(default_factory=dict)    # jitted fn -> (FuncInfo, reads, cell)
     called: set = field(default_factory=set)
     x64: bool = False
+    hijax: bool = False          # nnx.var_defaults(hijax=True): Variables are mutable refs
+    reported: set = field(default_factory=set)      # (cell, rule, line) already shown
     commit: bool = True

@@ -138,6 +138,8 @@ class PurityRules:
             if type(a) is ast.JoinedStr:
                 traced = traced or any(type(v) is ast.FormattedValue and
                                        _traced(self.ev(v.value, ctx)) for v in a.values)
+        if not traced and not all(type(a) is ast.Constant for a in node.args):
+            return      # print(x.shape), print(jax.typeof(x).sharding): static, and right
         new = None
         if ok:
             text = sep.join(fmt)
@@ -176,7 +178,8 @@ class PurityRules:
 
     def _stale_captures(self, tree) -> None:
         """A jitted function reads a global that the code later rebinds (after a call)."""
-        fns = [fn for fn in self.funcs.values() if fn.staged and fn.global_reads]
+        fns = [fn for fn in self.funcs.values()      # compiled once, cached: can go stale
+               if fn.transform in ("jit", "pmap") and fn.global_reads]
         for fn in fns:
             self.state.captures[fn.name] = (fn, dict(fn.global_reads), self.cell)
         for fname, (fn, reads, cell) in list(self.state.captures.items()):

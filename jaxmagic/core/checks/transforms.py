@@ -12,6 +12,7 @@ import ast
 import re
 
 from .model import char_col
+from .notebook import DEFAULT_ALIASES
 from .values import FuncInfo, _const_ints, _const_strs, _param_names, _params
 
 # transforms: canonical name -> (kind, function-argument positions)
@@ -21,15 +22,17 @@ _TRANSFORMS = {
     "jax.lax.scan": ("loop", (0,)), "jax.lax.cond": ("loop", (1, 2)),
     "jax.lax.switch": ("loop", (1,)), "jax.lax.map": ("loop", (0,)),
     "jax.lax.associative_scan": ("loop", (0,)),
-    "jax.experimental.checkify.checkify": ("jit", (0,)), "jax.make_jaxpr": ("jit", (0,)),
-    "jax.eval_shape": ("jit", (0,)), "jax.shard_map": ("jit", (0,)),
-    "jax.experimental.shard_map.shard_map": ("jit", (0,)),
+    "jax.experimental.checkify.checkify": ("jit", (0,)), "jax.make_jaxpr": ("trace", (0,)),
+    "jax.eval_shape": ("trace", (0,)),
+    # shard_map outside jit runs eagerly (print shows values); inside jit it is staged
+    "jax.shard_map": ("shard", (0,)), "jax.experimental.shard_map.shard_map": ("shard", (0,)),
     "jax.xla_computation": ("jit", (0,)),
 }
 # wrappers that pass their function through unchanged for our purposes
 _PASSTHROUGH = {"jax.grad", "jax.value_and_grad", "jax.jacfwd", "jax.jacrev", "jax.hessian",
                 "jax.checkpoint", "jax.remat", "jax.named_call", "jax.custom_jvp",
-                "jax.custom_vjp", "functools.wraps", "jax.vmap"}
+                "jax.custom_vjp", "functools.wraps", "jax.vmap", "jax.shard_map",
+                "jax.experimental.shard_map.shard_map"}
 # turning 64-bit on without config.update (env var, jax.experimental.enable_x64())
 _X64_RE = re.compile(r"jax_enable_x64|JAX_ENABLE_X64|enable_x64")
 
@@ -143,11 +146,17 @@ class Transforms:
                 for a in node.names:
                     self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
         for c in classes:
+            if c.bases or c.keywords or any(_registers(self.resolve(
+                    d.func if type(d) is ast.Call else d)) for d in c.decorator_list):
+                self._pytree_classes.add(c.name)     # maybe a pytree: self is fine
             for n in c.body:
                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     self._class_of[n] = c.name
         self._bound = bound
         defs.sort(key=lambda n: (n.lineno, n.col_offset))
+        for node in defs + classes:      # autodidax's own `def jit(f)` is not jax.jit
+            if scope_of.get(node) is None and node.name in DEFAULT_ALIASES:
+                self.aliases[node.name] = ""
         for node in defs:
             params, defaults = _params(node)
             fn = FuncInfo(node, node.name, params, defaults,
@@ -175,6 +184,8 @@ class Transforms:
                     for pos in positions:
                         if pos + 1 < len(call.args):
                             self._mark_transformed(call.args[pos + 1], kind, call, inner)
+            elif _registers(q) and call.args and type(call.args[0]) is ast.Name:
+                self._pytree_classes.add(call.args[0].id)
             elif q.endswith("config.update") and len(call.args) >= 2 and \
                     type(call.args[0]) is ast.Constant and \
                     call.args[0].value == "jax_enable_x64" and \
@@ -242,7 +253,8 @@ class Transforms:
         self._set_transform(fn, kind, q, keywords, dec, decorator=True)
 
     def _set_transform(self, fn, kind, q, keywords, node, decorator=False):
-        strongest = {"jit": 3, "pmap": 3, "loop": 2, "vmap": 1, None: 0}
+        strongest = {"jit": 3, "pmap": 3, "trace": 3, "loop": 2, "vmap": 1, "shard": 1,
+                     None: 0}
         if strongest[kind] >= strongest[fn.transform]:
             fn.transform = kind
         if kind in ("jit", "pmap") and q in ("jax.jit", "jax.pmap"):
@@ -346,6 +358,12 @@ class Transforms:
             a, b = char_col(line, node.col_offset), char_col(line, node.end_col_offset)
             return (line[:a] + ast.unparse(new) + line[b:]).strip()
         return None
+
+
+def _registers(q: str | None) -> bool:
+    """`q` registers a class as a pytree (jax.tree_util, flax.struct, chex, ...)."""
+    return bool(q) and ("register_pytree" in q or "register_dataclass" in q or
+                        q.startswith(("flax.struct.", "chex.")))
 
 
 def _copy_call(node: ast.Call) -> ast.Call:

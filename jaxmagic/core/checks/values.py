@@ -135,7 +135,7 @@ class FuncInfo:
     params: list[str]
     defaults: set[str]                 # params with a default value
     class_name: str | None = None
-    transform: str | None = None       # "jit", "pmap", "vmap", "loop"
+    transform: str | None = None       # "jit", "pmap", "vmap", "loop", "shard", "trace"
     static: set[str] = field(default_factory=set)
     statics_unknown: bool = False
     jit_node: ast.AST | None = None    # the decorator / jax.jit(...) call that jits it
@@ -153,7 +153,7 @@ class FuncInfo:
 
     @property
     def staged(self) -> bool:
-        return self.transform in ("jit", "pmap", "loop")
+        return self.transform in ("jit", "pmap", "loop", "trace")
 
     @property
     def line(self) -> int:
