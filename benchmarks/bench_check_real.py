@@ -38,7 +38,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from jaxmagic.core.checks import check_source  # noqa: E402
-from jaxmagic.core.checks.files import check_text  # noqa: E402
+from jaxmagic.core.checks.files import check_text, conftest_x64  # noqa: E402
 
 HERE = ROOT / "benchmarks" / "check_real"
 LABELS = HERE / "labels.csv"
@@ -52,11 +52,13 @@ def git_dir(root: pathlib.Path, mirror: str) -> pathlib.Path | None:
 
 
 def repo_files(gd: pathlib.Path, commit: str, globs: list[str]):
-    """(path, text) of each .py / .ipynb file at `commit` matching the globs."""
+    """(path, text) of each .py / .ipynb file at `commit` matching the globs, and every
+    conftest.py (whether it turns 64-bit on matters to the files below it)."""
     names = subprocess.run(["git", f"--git-dir={gd}", "ls-tree", "-r", "--name-only",
                             commit], capture_output=True, text=True, check=True).stdout
     paths = [p for p in names.splitlines() if p.endswith((".py", ".ipynb"))
-             and any(fnmatch.fnmatch(p, g) for g in globs)]
+             and (any(fnmatch.fnmatch(p, g) for g in globs) or
+                  p.rsplit("/", 1)[-1] == "conftest.py")]
     proc = subprocess.run(["git", f"--git-dir={gd}", "cat-file", "--batch"],
                           input="".join(f"{commit}:{p}\n" for p in paths).encode(),
                           capture_output=True, check=True)
@@ -85,10 +87,16 @@ def run_repos(manifest: dict, root: pathlib.Path):
         if gd is None:
             missing.append(r)
             continue
-        for path, text in repo_files(gd, r["commit"], r["globs"]):
+        texts = dict(repo_files(gd, r["commit"], r["globs"]))
+        x64_dirs = {p.rpartition("/")[0] for p, t in texts.items()
+                    if p.rsplit("/", 1)[-1] == "conftest.py" and conftest_x64(t)}
+        for path, text in texts.items():
+            if not any(fnmatch.fnmatch(path, g) for g in r["globs"]):
+                continue
             files[r["name"]] += 1
+            x64 = any(d == "" or path.startswith(d + "/") for d in x64_dirs) or None
             try:
-                found = check_text(path, text)
+                found = check_text(path, text, x64=x64)
             except ValueError:      # a notebook that is not JSON
                 continue
             for cell, f in found:

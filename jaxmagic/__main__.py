@@ -16,7 +16,7 @@ import os
 import sys
 
 from .core.checks import FAMILIES, RULES, SEVERITIES, Finding
-from .core.checks.files import check_text
+from .core.checks.files import check_text, conftest_x64
 
 
 def _iter_paths(paths: list[str]):
@@ -34,7 +34,21 @@ def _iter_paths(paths: list[str]):
 
 def check_path(path: str) -> list[tuple[int | None, Finding]]:
     with open(path, encoding="utf-8") as fh:
-        return check_text(path, fh.read())
+        return check_text(path, fh.read(), x64=_conftest_x64(path) or None)
+
+
+def _conftest_x64(path: str) -> bool:
+    """Whether a conftest.py beside the file or above it turns jax_enable_x64 on."""
+    d = os.path.dirname(os.path.abspath(path))
+    while True:
+        conftest = os.path.join(d, "conftest.py")
+        if os.path.isfile(conftest):
+            with open(conftest, encoding="utf-8", errors="replace") as fh:
+                if conftest_x64(fh.read()):
+                    return True
+        if os.path.isdir(os.path.join(d, ".git")) or os.path.dirname(d) == d:
+            return False
+        d = os.path.dirname(d)
 
 
 def _human(path: str, cell: int | None, f: Finding) -> str:

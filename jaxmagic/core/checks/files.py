@@ -6,6 +6,7 @@ text themselves (from disk, or from a git object), so this module only parses.
 from __future__ import annotations
 
 import json
+import re
 
 from . import Checker, check_source
 from .model import Finding
@@ -31,8 +32,18 @@ def check_notebook_text(text: str) -> list[tuple[int, Finding]]:
     return out
 
 
-def check_text(path: str, text: str) -> list[tuple[int | None, Finding]]:
-    """(cell number or None, finding) for a `.py` file or an `.ipynb` notebook."""
+def check_text(path: str, text: str, *, x64: bool | None = None
+               ) -> list[tuple[int | None, Finding]]:
+    """(cell number or None, finding) for a `.py` file or an `.ipynb` notebook. `x64`:
+    64-bit turned on before the file runs (e.g. by a conftest.py, see `conftest_x64`)."""
     if path.endswith(".ipynb"):
         return check_notebook_text(text)
-    return [(None, f) for f in check_source(text, filename=path)]
+    return [(None, f) for f in check_source(text, filename=path, x64=x64)]
+
+
+_X64_ON = re.compile(r"""jax_enable_x64["']\s*,\s*True|JAX_ENABLE_X64["']\s*\]?\s*=\s*["']?(1|True)""")
+
+
+def conftest_x64(text: str) -> bool:
+    """A conftest.py that turns jax_enable_x64 on for the tests beside and below it."""
+    return bool(_X64_ON.search(text))

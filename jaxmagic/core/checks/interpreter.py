@@ -82,8 +82,10 @@ class Interpreter:
         self._scope_of: dict = {}
         self.calls_by_name: dict[str, list[ast.Call]] = {}
         self.x64_base = bool(x64) if x64 is not None else self.state.x64
-        self.x64_toggles: list[tuple[int, bool]] = []    # config.update lines in order
-        self._line = 0
+        self.x64_toggles: list[tuple] = []    # (line, on, function node or None)
+        self._line = 0                    # the top-level statement being analysed
+        self._stmt_line = 0               # the statement being analysed
+        self._cur_fn = None               # the def / lambda node being analysed
         self.module_assigns: dict[str, list[int]] = {}   # top-level rebinding lines
         self.done: set[tuple] = set()
         self.queue: list[tuple] = []
@@ -262,6 +264,7 @@ class Interpreter:
 
     def _stmt(self, s, ctx: _Ctx, top: bool) -> None:
         t = type(s)
+        self._stmt_line = s.lineno
         if top:
             self._line = s.lineno
         if t is ast.Expr:
@@ -569,6 +572,7 @@ class Interpreter:
         if kw is not None:                 # **kwargs: the function's own fresh dict
             ctx.params.add(kw.arg)
             ctx.env[kw.arg] = AV("dict")
+        outer_fn, self._cur_fn = self._cur_fn, node
         if type(node) is ast.Lambda:
             ctx.locals = set(ctx.params)
             ctx.returns.append(self.ev(node.body, ctx))
@@ -579,6 +583,7 @@ class Interpreter:
                     for n in s.names:
                         ctx.declared[n] = "global" if type(s) is ast.Global else "nonlocal"
             self._body(node.body, ctx)
+        self._cur_fn = outer_fn
         got = _merge(ctx.returns)
         if not all(self._keeps_result(d) for d in getattr(node, "decorator_list", ())):
             got = _derived(got.traced)      # @jax.grad, @value_and_grad, @unknown: not
@@ -892,8 +897,9 @@ class Interpreter:
         st.aliases.update(self.aliases)
         for k, v in self.module.env.items():
             st.env[k] = v
-        if self.x64_toggles:
-            st.x64 = self.x64_toggles[-1][1]
+        module_level = [val for _, val, fn in self.x64_toggles if fn is None]
+        if module_level:
+            st.x64 = module_level[-1]
         for fn in self.funcs.values():
             if fn.parent is None and type(fn.node) is not ast.Lambda:
                 st.env.setdefault(fn.name, AV("func", func=fn))

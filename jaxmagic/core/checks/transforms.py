@@ -190,15 +190,16 @@ class Transforms:
                     type(call.args[0]) is ast.Constant and \
                     call.args[0].value == "jax_enable_x64" and \
                     type(call.args[1]) is ast.Constant:
-                self.x64_toggles.append((call.lineno, bool(call.args[1].value)))
+                self.x64_toggles.append((call.lineno, bool(call.args[1].value),
+                                         _function_of(call, scope_of)))
         if not self.x64_toggles:
             for m in _X64_RE.finditer(self.src):
                 line = self.src.count("\n", 0, m.start()) + 1
                 text = self.lines[line - 1].replace(" ", "")
                 if "True" in text or "=\"1\"" in text or "='1'" in text or \
                         "enable_x64()" in text:
-                    self.x64_toggles.append((line, True))
-        self.x64_toggles.sort()
+                    self.x64_toggles.append((line, True, None))
+        self.x64_toggles.sort(key=lambda t: t[0])
 
     def visible_defs(self, name: str, scope) -> list[FuncInfo] | None:
         """The functions `name` can mean at `scope` (a def/lambda/class node, None for the
@@ -220,12 +221,13 @@ class Transforms:
 
     @property
     def x64(self) -> bool:
-        """jax_enable_x64 at the statement being analysed."""
+        """jax_enable_x64 at the statement being analysed: module-level switches before
+        it, and switches earlier in the same function (a test turning 64-bit on)."""
         v = self.x64_base
-        for line, val in self.x64_toggles:
-            if line > self._line:
-                break
-            v = val
+        for line, val, fn in self.x64_toggles:
+            if (fn is None and line <= self._line) or \
+                    (fn is not None and fn is self._cur_fn and line <= self._stmt_line):
+                v = val
         return v
 
     def _transform_of(self, dec: ast.AST) -> tuple[str, str, list[ast.keyword]] | None:
@@ -358,6 +360,14 @@ class Transforms:
             a, b = char_col(line, node.col_offset), char_col(line, node.end_col_offset)
             return (line[:a] + ast.unparse(new) + line[b:]).strip()
         return None
+
+
+def _function_of(node, scope_of):
+    """The def or lambda `node` runs in (None: module level, or a class body)."""
+    s = scope_of.get(node)
+    while type(s) is ast.ClassDef:
+        s = scope_of.get(s)
+    return s
 
 
 def _registers(q: str | None) -> bool:
