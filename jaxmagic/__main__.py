@@ -16,7 +16,6 @@ import os
 import sys
 
 from .core.checks import FAMILIES, RULES, SEVERITIES, Finding
-from .core.checks.files import check_text, conftest_x64
 
 
 def _iter_paths(paths: list[str]):
@@ -33,12 +32,14 @@ def _iter_paths(paths: list[str]):
 
 
 def check_path(path: str) -> list[tuple[int | None, Finding]]:
+    from .core.checks.files import check_text
     with open(path, encoding="utf-8") as fh:
         return check_text(path, fh.read(), x64=_conftest_x64(path) or None)
 
 
 def _conftest_x64(path: str) -> bool:
     """Whether a conftest.py beside the file or above it turns jax_enable_x64 on."""
+    from .core.checks.files import conftest_x64
     d = os.path.dirname(os.path.abspath(path))
     while True:
         conftest = os.path.join(d, "conftest.py")

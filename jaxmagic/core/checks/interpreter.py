@@ -105,6 +105,7 @@ class Interpreter:
         self._resolved: dict = {}
         self._helper_avs: dict = {}
         self._returns: dict = {}                     # analysis key -> returned value
+        self._consts: dict = {}                      # (name, line) -> literal bound there
         self._arg_kinds: dict = {}                   # (def node id, param) -> AV passed
         self._arrays: dict[int, set] = {}
         self._class_of: dict[ast.AST, str] = {}     # method def -> its class name
@@ -392,8 +393,10 @@ class Interpreter:
             ctx.locals.add(name)
             if top:
                 self.module_assigns.setdefault(name, []).append(stmt.lineno)
+                if isinstance(stmt, ast.Assign) and type(stmt.value) is ast.Constant:
+                    self._consts[(name, stmt.lineno)] = stmt.value.value
             if ctx.declared.get(name) and ctx.staged:
-                self._global_write(target, ctx, stmt)
+                self._global_write(target, ctx, stmt, val)
             if isinstance(stmt, ast.Assign) and type(stmt.value) is ast.Call:
                 self._maybe_jit_wrapper(name, stmt.value, ctx)
         elif t is ast.Tuple or t is ast.List:
@@ -442,7 +445,7 @@ class Interpreter:
             cur = self._lookup(t.id, ctx)
             merged = self._arith(cur, val)
             if ctx.declared.get(t.id) and ctx.staged:
-                self._global_write(t, ctx, s)
+                self._global_write(t, ctx, s, merged)
             ctx.env[t.id] = merged
             ctx.locals.add(t.id)
             if top:
@@ -897,6 +900,12 @@ class Interpreter:
         st.aliases.update(self.aliases)
         for k, v in self.module.env.items():
             st.env[k] = v
+        for name, lines in self.module_assigns.items():
+            key = (name, lines[-1])
+            if key in self._consts:
+                st.consts[name] = self._consts[key]
+            else:
+                st.consts.pop(name, None)
         module_level = [val for _, val, fn in self.x64_toggles if fn is None]
         if module_level:
             st.x64 = module_level[-1]

@@ -147,4 +147,5 @@ class CheckState:
     x64: bool = False
     hijax: bool = False          # nnx.var_defaults(hijax=True): Variables are mutable refs
     reported: set = field(default_factory=set)      # (cell, rule, line) already shown
+    consts: dict = field(default_factory=dict)      # global -> literal it holds
     commit: bool = True

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from .interpreter import _Ctx
-from .values import FuncInfo, _traced
+from .values import AV, FuncInfo, _tracer, _traced
 
 _OUTER_MUTATORS = {"append", "extend", "insert", "add", "update", "setdefault", "pop",
                    "appendleft", "remove", "clear", "popitem", "discard", "put"}
@@ -93,12 +93,17 @@ class PurityRules:
         self.add("JX302", node, msg, f"return the value from {fname} instead and update "
                  "the state outside (state = f(state, x)).", leak=leak)
 
-    def _global_write(self, target, ctx: _Ctx, stmt) -> None:
+    def _global_write(self, target, ctx: _Ctx, stmt, val: AV) -> None:
+        """JX303: a warning when the value written is a tracer (it leaks); an info when
+        it is not (a trace counter: it counts traces, not calls)."""
         kind = ctx.declared.get(target.id, "global")
+        leak = _tracer(val)
         self.add("JX303", stmt, f"`{self.seg(stmt)}` writes the {kind} `{target.id}` inside "
-                 f"traced {ctx.fn.name}: it runs once while tracing and stores a tracer.",
+                 f"traced {ctx.fn.name}: it runs once while tracing" +
+                 (" and stores a tracer." if leak else ", not on every call."),
                  f"return the new value of {target.id} from {ctx.fn.name} and assign it "
-                 f"outside: {target.id} = {ctx.fn.name}(...)")
+                 f"outside: {target.id} = {ctx.fn.name}(...)",
+                 severity="warning" if leak else "info")
 
     def _print(self, node, args, ctx: _Ctx) -> None:
         fmt, vals, ok = [], [], True
@@ -187,7 +192,7 @@ class PurityRules:
                 for line in self.module_assigns.get(g, ()):
                     if cell == self.cell and line <= fn.line:
                         continue
-                    if not self._called_before(fn, line, cell):
+                    if not self._called_before(fn, line, cell) or self._same_value(g, line):
                         continue
                     node = _line_node(tree, line)
                     if node is None:
@@ -199,6 +204,20 @@ class PurityRules:
                              "old value; it keeps using that value.",
                              f"pass {g} as an argument: def {fn.name}(..., {g}) and call "
                              f"{fn.name}(..., {g})")
+
+    def _same_value(self, g: str, line: int) -> bool:
+        """`BLOCK = 256` again where BLOCK already held 256: nothing goes stale."""
+        new = self._consts.get((g, line), self)
+        if new is self:
+            return False
+        before = [ln for ln in self.module_assigns.get(g, ()) if ln < line]
+        if before:
+            old = self._consts.get((g, before[-1]), self)
+        elif self.ns is not None and g in self.ns:
+            old = self.ns[g]
+        else:
+            old = self.state.consts.get(g, self)
+        return type(old) is type(new) and old == new
 
     def _called_before(self, fn: FuncInfo, line: int, cell: str) -> bool:
         names = {fn.name} | ({fn.wrapper_name} if fn.wrapper_name else set())
