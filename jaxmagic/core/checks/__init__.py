@@ -70,8 +70,8 @@ class Checker:
         out = []
         for f in found:
             where = (f.filename or label, f.rule, f.line)
-            if where in self.state.reported:
-                continue     # e.g. a function from an earlier cell, transformed again here
+            if f.filename is not None and where in self.state.reported:
+                continue     # an earlier cell's finding, found again through a new transform
             if commit:
                 self.state.reported.add(where)
             if f.filename is None and f.line - 1 < len(lines):
