@@ -8,7 +8,6 @@ import ast
 import math
 
 from .interpreter import _Ctx, _scope
-from .libraries import kind_of_call
 from .jaxapi import (
     _ARRAY_ATTRS,
     _BOOL_FUNCS,
@@ -24,6 +23,7 @@ from .jaxapi import (
     _SHAPE_KWARGS,
     _SIZED,
 )
+from .libraries import kind_of_call
 from .values import (
     AV,
     UNKNOWN,
@@ -31,16 +31,15 @@ from .values import (
     _at_parts,
     _concrete,
     _const_ints,
+    _derived,
     _int_const,
     _jax,
     _literal_shape,
     _num_const,
-    _derived,
-    _tracer,
     _traced,
     _traced_elt,
+    _tracer,
 )
-
 
 # lax functions that map over a pytree and return the same structure
 _TREE_LAX = {"psum", "pmean", "pmax", "pmin", "all_gather", "ppermute", "all_to_all",

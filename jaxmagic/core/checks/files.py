@@ -41,7 +41,8 @@ def check_text(path: str, text: str, *, x64: bool | None = None
     return [(None, f) for f in check_source(text, filename=path, x64=x64)]
 
 
-_X64_ON = re.compile(r"""jax_enable_x64["']\s*,\s*True|JAX_ENABLE_X64["']\s*\]?\s*=\s*["']?(1|True)""")
+_X64_ON = re.compile(r"""jax_enable_x64["']\s*,\s*True"""
+                     r"""|JAX_ENABLE_X64["']\s*\]?\s*=\s*["']?(1|True)""")
 
 
 def conftest_x64(text: str) -> bool:

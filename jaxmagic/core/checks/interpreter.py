@@ -25,9 +25,9 @@ from .values import (
     _derived,
     _jax,
     _merge,
-    _tracer,
     _traced,
     _traced_elt,
+    _tracer,
     _truth_traced,
 )
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from .interpreter import _Ctx
-from .values import AV, FuncInfo, _tracer, _traced
+from .values import AV, FuncInfo, _traced, _tracer
 
 _OUTER_MUTATORS = {"append", "extend", "insert", "add", "update", "setdefault", "pop",
                    "appendleft", "remove", "clear", "popitem", "discard", "put"}
