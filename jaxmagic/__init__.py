@@ -5,15 +5,17 @@
 Each magic is a thin front to a public function that returns a view object
 (`_repr_mimebundle_`, `.text()`), usable without IPython.
 """
-from .api import (
-    check_source,
-    compare_jit,
-    devices_info,
-    explain,
-    sharding_plan,
-    sharding_view,
-    trace,
-)
+_API = ("trace", "compare_jit", "check_source", "explain", "devices_info", "sharding_view",
+        "sharding_plan")
+
+
+def __getattr__(name):
+    """The API on first use: `python -m jaxmagic check` then runs without importing JAX."""
+    if name in _API:
+        from . import api
+        return getattr(api, name)
+    raise AttributeError(f"module 'jaxmagic' has no attribute {name!r}")
+
 
 __all__ = ["trace", "compare_jit", "check_source", "explain", "devices_info",
            "sharding_view", "sharding_plan", "load_ipython_extension",

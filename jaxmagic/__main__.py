@@ -13,10 +13,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 
-from .core.checks import FAMILIES, RULES, SEVERITIES, Checker, Finding, check_source
+from .core.checks import FAMILIES, RULES, SEVERITIES, Finding
 
 
 def _iter_paths(paths: list[str]):
@@ -32,33 +31,25 @@ def _iter_paths(paths: list[str]):
             yield p
 
 
-def check_notebook(path: str) -> list[tuple[int, Finding]]:
-    """(cell number, finding) for each code cell of a notebook, checked in order."""
-    with open(path, encoding="utf-8") as fh:
-        nb = json.load(fh)
-    checker = Checker()
-    out = []
-    n = 0
-    for cell in nb.get("cells", []):
-        if cell.get("cell_type") != "code":
-            continue
-        n += 1
-        src = cell.get("source", "")
-        if isinstance(src, list):
-            src = "".join(src)
-        for f in checker.check(src, cell=f"cell {n}"):
-            # a finding inside a function from an earlier cell names that cell
-            m = re.fullmatch(r"cell (\d+)", f.filename or "")
-            out.append((int(m.group(1)) if m else n, f))
-    return out
-
-
 def check_path(path: str) -> list[tuple[int | None, Finding]]:
-    if path.endswith(".ipynb"):
-        return check_notebook(path)
+    from .core.checks.files import check_text
     with open(path, encoding="utf-8") as fh:
-        src = fh.read()
-    return [(None, f) for f in check_source(src, filename=path)]
+        return check_text(path, fh.read(), x64=_conftest_x64(path) or None)
+
+
+def _conftest_x64(path: str) -> bool:
+    """Whether a conftest.py beside the file or above it turns jax_enable_x64 on."""
+    from .core.checks.files import conftest_x64
+    d = os.path.dirname(os.path.abspath(path))
+    while True:
+        conftest = os.path.join(d, "conftest.py")
+        if os.path.isfile(conftest):
+            with open(conftest, encoding="utf-8", errors="replace") as fh:
+                if conftest_x64(fh.read()):
+                    return True
+        if os.path.isdir(os.path.join(d, ".git")) or os.path.dirname(d) == d:
+            return False
+        d = os.path.dirname(d)
 
 
 def _human(path: str, cell: int | None, f: Finding) -> str:

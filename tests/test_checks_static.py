@@ -174,9 +174,16 @@ def test_debug_print_rewrite_keeps_format():
     assert f.rewrite == "jax.debug.print('x = {:.3f} {}', x, x.shape)"
 
 
-def test_print_only_static_is_info():
-    f = one("import jax\n@jax.jit\ndef f(x):\n    print('compiling', x.shape)\n    return x\n")
+def test_print_of_a_constant_is_info():
+    f = one("import jax\n@jax.jit\ndef f(x):\n    print('compiling')\n    return x\n")
     assert f.severity == "info"
+
+
+@pytest.mark.parametrize("what", ["x.shape", "'shape', x.shape, x.dtype",
+                                  "jax.typeof(x).sharding", "f'{x.ndim} dims'"])
+def test_print_of_static_information_is_silent(what):
+    src = f"import jax\n@jax.jit\ndef f(x):\n    print({what})\n    return x\n"
+    assert check_source(src) == []
 
 
 def test_shape_from_jnp_rewrites_to_numpy():

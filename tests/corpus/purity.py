@@ -164,3 +164,50 @@ def train_step(x):
     history.append(x)
     return x + 1
 train_step(jnp.ones(2))
+# %% nnx_variable_under_jax_jit | static: JX307@5
+from flax import nnx
+count = nnx.Variable(jnp.array(0))
+@jax.jit
+def step(count):
+    count[...] += 1
+step(count)
+# %% nnx_module_under_jax_jit | static: JX307@8
+from flax import nnx
+class Counter(nnx.Module):
+    def __init__(self):
+        self.n = nnx.Variable(jnp.array(0))
+counter = Counter()
+@jax.jit
+def tick(counter):
+    counter.n.value = counter.n.value + 1
+tick(counter)
+# %% neg_nnx_jit_propagates | static: -
+from flax import nnx
+count = nnx.Variable(jnp.array(0))
+@nnx.jit
+def step(count):
+    count[...] += 1
+step(count)
+# %% neg_array_ref_under_jit | static: -
+x_ref = jax.new_ref(jnp.zeros(3))
+@jax.jit
+def fill(x_ref):
+    x_ref[...] = jnp.ones(3)
+fill(x_ref)
+# %% neg_optax_update_is_pure | static: -
+import optax
+optimizer = optax.adam(1e-3)
+params = {"w": jnp.ones(3)}
+opt_state = optimizer.init(params)
+@jax.jit
+def step(params, opt_state, grads):
+    updates, opt_state = optimizer.update(grads, opt_state, params)
+    return optax.apply_updates(params, updates), opt_state
+# %% neg_metrics_dict_from_helper | static: -
+def compute_metrics(logits, labels):
+    return {"loss": jnp.mean((logits - labels) ** 2)}
+@jax.jit
+def train_step(x, y):
+    metrics = compute_metrics(x, y)
+    metrics["lr"] = 0.1
+    return metrics

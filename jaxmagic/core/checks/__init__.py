@@ -9,9 +9,17 @@
 from __future__ import annotations
 
 from .model import FAMILIES, RULES, SEVERITIES, Finding, Rule
-from .notebook import cell_source
-from .runtime import checkified, checkify_function, explain, run_checkified
-from .static import CheckState, analyze
+from .notebook import CheckState, cell_source
+
+_RUNTIME = ("checkified", "checkify_function", "explain", "run_checkified")
+
+
+def __getattr__(name):
+    """The runtime half on first use: the command line's static checks do without it."""
+    if name in _RUNTIME:
+        from . import runtime
+        return getattr(runtime, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def check_source(src: str, *, namespace: dict | None = None, x64: bool | None = None,
@@ -22,6 +30,7 @@ def check_source(src: str, *, namespace: dict | None = None, x64: bool | None = 
     or jitted functions; `x64` is the current `jax_enable_x64` (None: off unless `src`
     turns it on).
     """
+    from .static import analyze
     found = analyze(src, namespace=namespace, x64=x64)
     if filename is not None:
         found = [f.with_(filename=filename) for f in found]
@@ -51,14 +60,24 @@ class Checker:
         else:
             src, offset = raw, 0
         self.state.commit = commit
+        from .static import analyze
         try:
             # a `%%magic` cell's lines count from its body, as IPython's tracebacks do
             found = analyze(src, namespace=namespace, x64=x64, state=self.state, cell=label)
         finally:
             self.state.commit = True
         lines = raw.split("\n")[offset:]
-        return [f.with_(source=lines[f.line - 1]) if f.line - 1 < len(lines) else f
-                for f in found]      # the line as written (magics unmasked)
+        out = []
+        for f in found:
+            where = (f.filename or label, f.rule, f.line)
+            if f.filename is not None and where in self.state.reported:
+                continue     # an earlier cell's finding, found again through a new transform
+            if commit:
+                self.state.reported.add(where)
+            if f.filename is None and f.line - 1 < len(lines):
+                f = f.with_(source=lines[f.line - 1])    # as written (magics unmasked)
+            out.append(f)
+        return out
 
     def reset(self) -> None:
         self.__init__()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import math
 
-from .interpreter import _Ctx
+from .interpreter import _Ctx, _scope
 from .jaxapi import (
     _ARRAY_ATTRS,
     _BOOL_FUNCS,
@@ -23,19 +23,28 @@ from .jaxapi import (
     _SHAPE_KWARGS,
     _SIZED,
 )
+from .libraries import kind_of_call
 from .values import (
     AV,
     UNKNOWN,
     FuncInfo,
     _at_parts,
+    _concrete,
     _const_ints,
+    _derived,
     _int_const,
     _jax,
     _literal_shape,
     _num_const,
     _traced,
     _traced_elt,
+    _tracer,
 )
+
+# lax functions that map over a pytree and return the same structure
+_TREE_LAX = {"psum", "pmean", "pmax", "pmin", "all_gather", "ppermute", "all_to_all",
+             "psum_scatter", "stop_gradient", "optimization_barrier", "pbroadcast",
+             "pshuffle", "pvary"}
 
 
 class Calls:
@@ -61,20 +70,29 @@ class Calls:
             recv = self.ev(func.value, ctx)
             return self._method(node, recv, func.attr, args, kwargs, ctx)
         fv = self.ev(func, ctx)
+        if fv.kind == "nnxclass":
+            return AV("nnxmodule")
         if fv.kind == "func" and fv.func is not None:
             return self._user_call(node, fv.func, args, kwargs, ctx)
         if type(func) is ast.Call:     # jax.jit(f, ...)(args)
             inner = self.resolve(func.func)
             if inner in ("jax.jit", "jax.pmap") and func.args and \
                     type(func.args[0]) is ast.Name:
-                fns = self.defs_by_name.get(func.args[0].id)
+                fns = self.visible_defs(func.args[0].id, _scope(ctx))
                 if fns:
                     return self._user_call(node, fns[-1], args, kwargs, ctx)
-            if inner in ("jax.jit", "jax.pmap", "jax.vmap", "jax.grad"):
-                return _jax(traced=ctx.traced)
-        return AV(None, traced=False)
+            if inner == "jax.grad" and args and args[0].kind == "jax":
+                return _jax(traced=ctx.traced)     # the gradient has the argument's kind
+        return _derived(ctx.traced and any(_traced(a) for a in args))
 
     def _known_call(self, node, q: str, args, kwargs, ctx: _Ctx) -> AV:
+        lib = kind_of_call(q, node)
+        if lib is not None:
+            return AV("ref" if lib == "nnxvar" and self.state.hijax else lib)
+        if q.startswith("flax.nnx.") and q.endswith(("var_defaults", "use_hijax")):
+            on = [k.value for k in node.keywords if k.arg == "hijax"] + node.args[:1]
+            if on and type(on[0]) is ast.Constant:
+                self.state.hijax = bool(on[0].value)
         any_traced = any(_traced(a) for a in args) or any(_traced(v) for v in
                                                           kwargs.values())
         if q.startswith("builtins."):
@@ -84,7 +102,7 @@ class Calls:
         if q.startswith("numpy."):
             return self._np_call(node, q, args, kwargs, ctx)
         if q.startswith("math.") and ctx.traced:
-            if any(_traced(a) for a in args):
+            if any(_tracer(a) for a in args):
                 self._math_on_tracer(node, q[5:])
             return AV("float")
         if q.startswith("random.") and ctx.staged and ctx.fn is not None:
@@ -99,7 +117,7 @@ class Calls:
                  "jax.checkpoint", "jax.remat"):
             fn = None
             if node.args and type(node.args[0]) is ast.Name:
-                fns = self.defs_by_name.get(node.args[0].id)
+                fns = self.visible_defs(node.args[0].id, _scope(ctx))
                 fn = fns[-1] if fns else None
             if q in ("jax.jit", "jax.pmap") and fn is not None:
                 return AV("func", func=fn)
@@ -118,11 +136,11 @@ class Calls:
                 self._print(node, args, ctx)
             return AV("none")
         if name in ("int", "float", "complex") and args:
-            if _traced(args[0]) and ctx.traced:
+            if _tracer(args[0]) and ctx.traced:
                 self._concrete_cast(node, name, ctx)
             return AV(name, dtype=f"{name}*")
         if name == "bool" and args:
-            if _traced(args[0]) and ctx.traced:
+            if _tracer(args[0]) and ctx.traced:
                 self._control_flow(node, node.args[0], ctx, "bool")
             return AV("bool")
         if name == "range":
@@ -135,8 +153,8 @@ class Calls:
         if name == "len":
             return AV("int", dtype="int*")
         if name in ("max", "min") and ctx.traced:
-            if (len(args) >= 2 and any(_traced(a) for a in args)) or \
-                    (len(args) == 1 and _traced(args[0]) and args[0].kind == "jax"):
+            if (len(args) >= 2 and any(_tracer(a) for a in args)) or \
+                    (len(args) == 1 and _tracer(args[0])):
                 self._builtin_minmax(node, name)
                 return _jax(traced=True)
             return AV("static")
@@ -146,18 +164,24 @@ class Calls:
                     "iter", "next", "any", "all", "divmod", "pow", "frozenset", "hash"):
             if name in ("sum", "abs", "round", "pow", "divmod") and any(_traced(a) for a in
                                                                         args):
-                return _jax(traced=True)
+                return _jax(traced=True) if any(_tracer(a) for a in args) else _derived(True)
             if name in ("tuple", "list") and args:
                 return AV(name, traced=_traced(args[0]), elts=args[0].elts)
-            if name in ("any", "all") and args and _traced(args[0]) and ctx.traced:
+            if name in ("any", "all") and args and _tracer(args[0]) and ctx.traced:
                 self._control_flow(node, node.args[0], ctx, "bool")
-            if name in ("enumerate", "zip"):
-                return AV("static", traced=any(_traced(a) for a in args))
+            if name == "zip":
+                return AV("zip", traced=any(_traced(a) for a in args), elts=args)
+            if name == "enumerate":
+                return AV("enumerate", traced=any(_traced(a) for a in args),
+                          elts=[AV("int", dtype="int*")] + args[:1])
             return AV("static") if name not in ("tuple", "list", "dict", "set") else AV(name)
         return UNKNOWN
 
     def _jax_call(self, node, q: str, args, kwargs, ctx: _Ctx, any_traced: bool) -> AV:
         mod, _, name = q.rpartition(".")
+        if mod == "jax.lax" and name in _TREE_LAX and args and args[0].kind != "jax":
+            a = args[0]            # lax.pmean(metrics_dict, ...): a dict stays a dict
+            return AV(a.kind, traced=_traced(a)) if a.kind else _derived(_traced(a))
         if (mod == "jax.numpy" and name in _JNP_STATIC) or (mod == "jax.lax" and
                                                              name in _LAX_STATIC):
             return AV("static")
@@ -173,7 +197,7 @@ class Calls:
                 self._sized(node, name, args, ctx)
             elif q == "jax.numpy.where" and len(args) == 1 and "size" not in kwargs:
                 self._sized(node, "where", args, ctx)
-            elif q == "jax.numpy.repeat" and len(args) > 1 and _traced(args[1]) and \
+            elif q == "jax.numpy.repeat" and len(args) > 1 and _tracer(args[1]) and \
                     "total_repeat_length" not in kwargs:
                 self._int_use(node.args[1], args[1], ctx, "as repeats in jnp.repeat "
                               "(add total_repeat_length=N)")
@@ -281,7 +305,7 @@ class Calls:
             self._ufunc_at(node, parts[1], args)
             return AV("none")
         name = parts[-1]
-        if ctx.traced and name not in _NP_STATIC_OK and any(_traced(a) for a in args):
+        if ctx.traced and name not in _NP_STATIC_OK and any(_tracer(a) for a in args):
             self._numpy_on_tracer(node, name, top_level=len(parts) == 2)
             return _jax(traced=True)
         if name in ("prod", "sum") and node.args and self._is_shape_expr(node.args[0], ctx):
@@ -332,7 +356,7 @@ class Calls:
         if recv.kind in ("static", "int", "float", "str"):
             return AV("static")
         if recv.kind is None and recv.traced:
-            return _jax(traced=True)
+            return _derived(True)
         return AV(None, traced=any_traced and ctx.traced and recv.kind in ("tuple",
                                                                             "list"))
 
@@ -359,7 +383,8 @@ class Calls:
             self.state.called.add(fn.name)
             if fn.wrapper_name:
                 self.state.called.add(fn.wrapper_name)
-            return _jax(traced=ctx.traced)
+            got = self._returned(fn, self._schedule(fn, fn.parent))
+            return got if ctx.traced else _concrete(got)
         # a helper called from a traced function: analyse it with those params traced
         if ctx.traced and type(fn.node) is not ast.Lambda:
             traced_params = set()
@@ -376,6 +401,6 @@ class Calls:
                     avs[k] = v
             if traced_params:
                 self._helper_avs.setdefault(id(fn.node), avs)
-                self._schedule(fn, fn.parent, frozenset(traced_params), ctx.staged)
-                return _jax(traced=True)
+                key = self._schedule(fn, fn.parent, frozenset(traced_params), ctx.staged)
+                return self._returned(fn, key)
         return UNKNOWN

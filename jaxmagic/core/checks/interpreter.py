@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from .jaxapi import _ARRAY_ATTRS, _DTYPE64, _STATIC_ATTRS, _SUBMODULES
+from .libraries import is_nnx_module_base
 from .model import RULES, Finding, char_col, sort_key
 from .notebook import DEFAULT_ALIASES, CheckState, _canonical_object, _from_value
 from .values import (
@@ -21,9 +22,12 @@ from .values import (
     STATIC,
     UNKNOWN,
     FuncInfo,
+    _derived,
     _jax,
+    _merge,
     _traced,
     _traced_elt,
+    _tracer,
     _truth_traced,
 )
 
@@ -32,7 +36,7 @@ class _Ctx:
     """One scope being analysed: the module, or one function body."""
 
     __slots__ = ("env", "fn", "traced", "staged", "params", "locals", "declared", "parent",
-                 "static_params")
+                 "static_params", "returns")
 
     def __init__(self, fn: FuncInfo | None = None, parent: "_Ctx | None" = None,
                  traced=False, staged=False):
@@ -45,6 +49,18 @@ class _Ctx:
         self.locals: set[str] = set()
         self.declared: dict[str, str] = {}     # name -> "global" | "nonlocal"
         self.static_params: set[str] = set()
+        self.returns: list[AV] = []            # the values of its `return` statements
+
+
+_KEEPS_RESULT = {"jax.jit", "jax.pmap", "jax.vmap", "jax.checkpoint", "jax.remat",
+                 "jax.named_call", "jax.custom_jvp", "jax.custom_vjp", "functools.wraps",
+                 "functools.cache", "functools.lru_cache", "builtins.staticmethod",
+                 "builtins.classmethod", "builtins.property", "jax.named_scope"}
+
+
+def _scope(ctx: _Ctx):
+    """The lexical scope node of `ctx` (None: the module)."""
+    return ctx.fn.node if ctx.fn is not None else None
 
 
 class Interpreter:
@@ -62,11 +78,14 @@ class Interpreter:
         self.findings: dict[tuple, Finding] = {}
         self.aliases: dict[str, str] = dict(self.state.aliases)
         self.funcs: dict[ast.AST, FuncInfo] = {}
-        self.defs_by_name: dict[str, list[FuncInfo]] = {}
+        self._defs_in: dict[tuple, list[FuncInfo]] = {}   # (scope node, name) -> defs
+        self._scope_of: dict = {}
         self.calls_by_name: dict[str, list[ast.Call]] = {}
         self.x64_base = bool(x64) if x64 is not None else self.state.x64
-        self.x64_toggles: list[tuple[int, bool]] = []    # config.update lines in order
-        self._line = 0
+        self.x64_toggles: list[tuple] = []    # (line, on, function node or None)
+        self._line = 0                    # the top-level statement being analysed
+        self._stmt_line = 0               # the statement being analysed
+        self._cur_fn = None               # the def / lambda node being analysed
         self.module_assigns: dict[str, list[int]] = {}   # top-level rebinding lines
         self.done: set[tuple] = set()
         self.queue: list[tuple] = []
@@ -85,8 +104,12 @@ class Interpreter:
         self._foreign: list[tuple] = []
         self._resolved: dict = {}
         self._helper_avs: dict = {}
+        self._returns: dict = {}                     # analysis key -> returned value
+        self._consts: dict = {}                      # (name, line) -> literal bound there
+        self._arg_kinds: dict = {}                   # (def node id, param) -> AV passed
         self._arrays: dict[int, set] = {}
         self._class_of: dict[ast.AST, str] = {}     # method def -> its class name
+        self._pytree_classes: set[str] = set()      # classes that are (or may be) pytrees
         self._loops: list[tuple[int, int]] = []     # top-level loops' line ranges
 
     # ---- entry --------------------------------------------------------------------
@@ -127,7 +150,7 @@ class Interpreter:
             name = node.id
             q = self.aliases.get(name)
             if q is not None:
-                return q
+                return q or None            # "": the code's own definition
             if self.ns is not None and name in self.ns:
                 return self._ns_name(name)
             return DEFAULT_ALIASES.get(name)
@@ -242,6 +265,7 @@ class Interpreter:
 
     def _stmt(self, s, ctx: _Ctx, top: bool) -> None:
         t = type(s)
+        self._stmt_line = s.lineno
         if top:
             self._line = s.lineno
         if t is ast.Expr:
@@ -256,8 +280,7 @@ class Interpreter:
             if s.value is not None:
                 self._assign(s.target, self.ev(s.value, ctx), ctx, s, top)
         elif t is ast.Return:
-            if s.value is not None:
-                self.ev(s.value, ctx)
+            ctx.returns.append(self.ev(s.value, ctx) if s.value is not None else AV("none"))
         elif t is ast.If:
             self._if(s, ctx, top)
         elif t is ast.While:
@@ -296,7 +319,8 @@ class Interpreter:
                         self._method_self(fn)
                 else:
                     self._stmt(n, inner, False)
-            ctx.env[s.name] = AV("static")
+            nnx = any(is_nnx_module_base(self.resolve(b)) for b in s.bases)
+            ctx.env[s.name] = AV("nnxclass" if nnx else "static")
         elif t is ast.Delete:
             for target in s.targets:
                 self._delete(target, ctx)
@@ -336,8 +360,20 @@ class Interpreter:
         test = self.ev(s.test, ctx)
         if _truth_traced(test):
             self._control_flow(s, s.test, ctx, "if")
-        self._body(s.body, ctx, top)
+        if not self._never_traced(s.test, ctx):
+            self._body(s.body, ctx, top)
         self._body(s.orelse, ctx, top)
+
+    def _never_traced(self, test, ctx: _Ctx) -> bool:
+        """`if isinstance(x, np.ndarray):` on a traced x: the branch never runs traced."""
+        if not (type(test) is ast.Call and type(test.func) is ast.Name and
+                test.func.id == "isinstance" and len(test.args) == 2 and ctx.traced):
+            return False
+        types = test.args[1].elts if type(test.args[1]) is ast.Tuple else [test.args[1]]
+        concrete = {"numpy.ndarray", "numpy.generic", "numpy.number", "builtins.int",
+                    "builtins.float"}
+        return _traced(self.ev(test.args[0], ctx)) and all(
+            (self.resolve(t) or f"builtins.{getattr(t, 'id', '')}") in concrete for t in types)
 
     def _assign(self, target, val: AV, ctx: _Ctx, stmt, top: bool) -> None:
         t = type(target)
@@ -357,8 +393,10 @@ class Interpreter:
             ctx.locals.add(name)
             if top:
                 self.module_assigns.setdefault(name, []).append(stmt.lineno)
+                if isinstance(stmt, ast.Assign) and type(stmt.value) is ast.Constant:
+                    self._consts[(name, stmt.lineno)] = stmt.value.value
             if ctx.declared.get(name) and ctx.staged:
-                self._global_write(target, ctx, stmt)
+                self._global_write(target, ctx, stmt, val)
             if isinstance(stmt, ast.Assign) and type(stmt.value) is ast.Call:
                 self._maybe_jit_wrapper(name, stmt.value, ctx)
         elif t is ast.Tuple or t is ast.List:
@@ -368,8 +406,7 @@ class Interpreter:
                     self._bind_target(e.value, AV("list"), ctx, stmt, top)
                     continue
                 sub = elts[i] if elts else (
-                    _jax(traced=True) if val.traced else
-                    (AV("jax") if val.kind == "jax" else UNKNOWN))
+                    _jax(traced=val.traced) if val.kind == "jax" else _derived(val.traced))
                 self._bind_target(e, sub, ctx, stmt, top)
         elif t is ast.Subscript:
             self._setitem(target, stmt, ctx)
@@ -389,7 +426,7 @@ class Interpreter:
             tr = call.args[1]
         if tr is None or type(tr) is not ast.Name:
             return
-        fns = self.defs_by_name.get(tr.id)
+        fns = self.visible_defs(tr.id, _scope(ctx))
         if fns:
             fns[-1].wrapper_name = name
             ctx.env[name] = AV("func", func=fns[-1])
@@ -408,7 +445,7 @@ class Interpreter:
             cur = self._lookup(t.id, ctx)
             merged = self._arith(cur, val)
             if ctx.declared.get(t.id) and ctx.staged:
-                self._global_write(t, ctx, s)
+                self._global_write(t, ctx, s, merged)
             ctx.env[t.id] = merged
             ctx.locals.add(t.id)
             if top:
@@ -467,32 +504,55 @@ class Interpreter:
                   staged=None) -> None:
         if traced_params is None:
             if fn.traced and not fn.statics_unknown:
+                given = {p for (n, p) in self._arg_kinds if n == id(fn.node)}
                 traced_params = frozenset(p for p in fn.params if p not in fn.static
-                                          and (p not in fn.defaults or
-                                               self._passed(fn, p)))
+                                          and p not in given and
+                                          (p not in fn.defaults or self._passed(fn, p)))
             else:
                 traced_params = frozenset()
         if staged is None:
             staged = fn.staged
         key = (id(fn.node), traced_params, staged)
         if key in self.done:
-            return
+            return key
         self.done.add(key)
         if fn.src is not None and fn.src != self.src:       # from an earlier cell
             self._foreign.append((fn, None, traced_params, staged))
-            return
+            return None
         self.queue.append((fn, traced_params, staged, parent if parent is not None else
                            fn.parent))
+        return key
+
+    def _returned(self, fn: FuncInfo, key) -> AV:
+        """What `fn` returns when analysed as `key`: analysed now if it is still queued
+        (a recursive call, or a function from an earlier cell, gives what is known)."""
+        for i, item in enumerate(self.queue):
+            if (id(item[0].node), item[1], item[2]) == key:
+                del self.queue[i]
+                self._function(*item)
+                break
+        got = self._returns.get(key)
+        if got is None:
+            got = fn.returns
+        return got if got is not None else _derived(bool(key and key[1]))
 
     def _passed(self, fn: FuncInfo, p: str) -> bool:
-        """A parameter with a default is traced only when a call passes it."""
+        """A parameter with a default is traced only when a call passes it (lax loop
+        bodies get their required arguments only; calling one directly traces nothing)."""
+        if fn.transform == "loop":
+            return False
         idx = fn.params.index(p)
         names = [fn.name] + ([fn.wrapper_name] if fn.wrapper_name else [])
         for n in names:
             for call in self.calls_by_name.get(n, ()):
                 if len(call.args) > idx or any(k.arg == p for k in call.keywords):
                     return True
-        return False      # lax loop bodies get their required arguments only
+        return False
+
+    def _param_value(self, fn: FuncInfo, p: str) -> AV:
+        """An untraced parameter: what its callers pass when that is known (a mutable
+        ref or NNX Variable given to a jitted function), else unknown."""
+        return self._arg_kinds.get((id(fn.node), p), UNKNOWN)
 
     def _function(self, fn: FuncInfo, traced_params, staged: bool, parent: _Ctx | None):
         node = fn.node
@@ -508,19 +568,39 @@ class Interpreter:
             elif p in traced_params:
                 given = self._helper_avs.get(id(node), {}).get(p)
                 ctx.env[p] = given if given is not None and given.kind in (
-                    "tuple", "list", "dict") else _jax(traced=True, param=p)
+                    "tuple", "list", "dict", None) else _jax(traced=True, param=p)
             else:
-                ctx.env[p] = UNKNOWN
+                ctx.env[p] = self._param_value(fn, p)
+        kw = node.args.kwarg
+        if kw is not None:                 # **kwargs: the function's own fresh dict
+            ctx.params.add(kw.arg)
+            ctx.env[kw.arg] = AV("dict")
+        outer_fn, self._cur_fn = self._cur_fn, node
         if type(node) is ast.Lambda:
             ctx.locals = set(ctx.params)
-            self.ev(node.body, ctx)
-            return
-        ctx.locals = self._bound.get(node, set()) | ctx.params
-        for s in node.body:
-            if type(s) in (ast.Global, ast.Nonlocal):
-                for n in s.names:
-                    ctx.declared[n] = "global" if type(s) is ast.Global else "nonlocal"
-        self._body(node.body, ctx)
+            ctx.returns.append(self.ev(node.body, ctx))
+        else:
+            ctx.locals = self._bound.get(node, set()) | ctx.params
+            for s in node.body:
+                if type(s) in (ast.Global, ast.Nonlocal):
+                    for n in s.names:
+                        ctx.declared[n] = "global" if type(s) is ast.Global else "nonlocal"
+            self._body(node.body, ctx)
+        self._cur_fn = outer_fn
+        got = _merge(ctx.returns)
+        if not all(self._keeps_result(d) for d in getattr(node, "decorator_list", ())):
+            got = _derived(got.traced)      # @jax.grad, @value_and_grad, @unknown: not
+        fn.returns = self._returns[(id(node), traced_params, staged)] = got   # its return
+
+    def _keeps_result(self, dec) -> bool:
+        """A decorator whose function returns what the body returns (jit, vmap, ...)."""
+        if type(dec) is ast.Call:
+            q = self.resolve(dec.func)
+            if q == "functools.partial" and dec.args:
+                q = self.resolve(dec.args[0])
+        else:
+            q = self.resolve(dec)
+        return q in _KEEPS_RESULT
 
     # ---- expressions --------------------------------------------------------------
 
@@ -595,7 +675,7 @@ class Interpreter:
             self._bind_target(g.target, self._iter_elt(it, g.iter), ctx, g.iter, False)
             for cond in g.ifs:
                 c = self.ev(cond, ctx)
-                if _traced(c) and ctx.traced:
+                if _truth_traced(c) and ctx.traced:
                     self._control_flow(cond, cond, ctx, "bool")
         if type(node) is ast.DictComp:
             self.ev(node.key, ctx)
@@ -608,10 +688,12 @@ class Interpreter:
     def _iter_elt(self, it: AV, node) -> AV:
         if it.kind == "range":
             return AV("int", dtype="int*")
-        if it.traced:
-            return _jax(traced=True)
+        if it.kind in ("zip", "enumerate"):           # each part keeps its own kind
+            return AV("tuple", elts=[self._iter_elt(e, node) for e in it.elts])
         if it.kind == "jax":
-            return AV("jax")
+            return _jax(traced=it.traced)
+        if it.traced:
+            return _derived(True)
         if it.elts:
             t = _traced_elt(it)
             if t is not None:
@@ -734,7 +816,7 @@ class Interpreter:
                 src = None
             return _jax(traced=traced, shape=shape, dtype=dtype, shape_src=src)
         if a.traced or b.traced:
-            return _jax(traced=True)
+            return _derived(True)
         if a.kind == "np" or b.kind == "np":
             return AV("np")
         if a.kind in ("int", "float", "complex") and b.kind in ("int", "float", "complex",
@@ -780,11 +862,13 @@ class Interpreter:
         if any(type(o) in (ast.In, ast.NotIn) for o in node.ops):
             return AV("bool")
         traced = any(_traced(v) for v in vals)
-        if traced or any(v.kind == "jax" for v in vals):
-            if len(node.ops) > 1 and traced and ctx.traced:
+        if any(v.kind == "jax" for v in vals):
+            if len(node.ops) > 1 and any(_tracer(v) for v in vals) and ctx.traced:
                 self._control_flow(node, node, ctx, "chain")
             return _jax(traced=traced, boolean=True,
                         shape=next((v.shape for v in vals if v.shape), None))
+        if traced:
+            return _derived(True)
         if any(v.kind == "np" for v in vals):
             return AV("np")
         return AV("bool")
@@ -816,8 +900,15 @@ class Interpreter:
         st.aliases.update(self.aliases)
         for k, v in self.module.env.items():
             st.env[k] = v
-        if self.x64_toggles:
-            st.x64 = self.x64_toggles[-1][1]
+        for name, lines in self.module_assigns.items():
+            key = (name, lines[-1])
+            if key in self._consts:
+                st.consts[name] = self._consts[key]
+            else:
+                st.consts.pop(name, None)
+        module_level = [val for _, val, fn in self.x64_toggles if fn is None]
+        if module_level:
+            st.x64 = module_level[-1]
         for fn in self.funcs.values():
             if fn.parent is None and type(fn.node) is not ast.Lambda:
                 st.env.setdefault(fn.name, AV("func", func=fn))

@@ -7,6 +7,8 @@ import ast
 from .interpreter import _Ctx
 from .values import FuncInfo
 
+MUTABLE_STATE = ("ref", "nnxvar", "nnxmodule")
+
 
 class JitArgRules:
     """Mixin of `Analyzer`: what is passed to jitted functions."""
@@ -14,7 +16,8 @@ class JitArgRules:
     def _method_self(self, fn: FuncInfo) -> None:
         """@jax.jit on a method: `self` is traced as an array argument and fails."""
         if fn.class_name is None or fn.transform not in ("jit", "pmap") or \
-                not fn.jit_is_decorator or not fn.params:
+                not fn.jit_is_decorator or not fn.params or \
+                fn.class_name in self._pytree_classes:
             return
         first = fn.params[0]
         node = fn.node
@@ -47,6 +50,9 @@ class JitArgRules:
         for p, n, av in bound:
             if type(n) is ast.Starred:
                 break
+            if av.kind in MUTABLE_STATE:       # known inside the body: not a tracer
+                self._arg_kinds[(id(fn.node), p)] = av
+                continue
             static = p in fn.static
             if static:
                 if type(n) in (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp,

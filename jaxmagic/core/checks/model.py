@@ -25,6 +25,7 @@ _ERRORS = "https://docs.jax.dev/en/latest/errors.html"
 _AT = "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html"
 _JIT = "https://docs.jax.dev/en/latest/jit-compilation.html"
 _CHECKIFY = "https://docs.jax.dev/en/latest/debugging/checkify_guide.html"
+_NNX_JIT = "https://flax.readthedocs.io/en/latest/guides/transforms.html"
 
 FAMILIES = {
     "mutation": "JAX arrays are immutable",
@@ -66,6 +67,8 @@ RULES: dict[str, Rule] = {r.id: r for r in (
          _ERRORS + "#jax.errors.UnexpectedTracerError"),
     Rule("JX306", "purity", "warning", "NumPy/Python randomness inside a traced function",
          _SHARP),
+    Rule("JX307", "purity", "error", "NNX Variable updated inside jax.jit: the update is lost",
+         _NNX_JIT),
     # indexing
     Rule("JX401", "indexing", "warning", "index out of bounds (the read is clamped)",
          _CHECKIFY),

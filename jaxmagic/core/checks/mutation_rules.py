@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from .interpreter import _Ctx
+from .purity_rules import _has_ellipsis
 from .values import _OPSYM, _at_parts, _traced
 
 _AUG_AT = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide",
@@ -50,6 +51,10 @@ class MutationRules:
     def _setitem(self, target: ast.Subscript, stmt, ctx: _Ctx) -> None:
         base = self.ev(target.value, ctx)
         idx = self.ev(target.slice, ctx)
+        if self._variable_update(target, stmt, ctx):
+            return
+        if base.param is not None and _has_ellipsis(target):
+            return      # `x_ref[...] = v` on an argument: a ref or Variable, written on purpose
         if base.kind != "jax":
             if ctx.staged and type(target.value) is ast.Name:
                 self._outer_write(target, ctx, stmt)

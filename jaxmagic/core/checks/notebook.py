@@ -10,6 +10,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
+from .libraries import kind_of_value
 from .values import _SCALAR_KIND, AV, UNKNOWN
 
 # what these names mean when neither an import in the code nor the namespace says
@@ -21,6 +22,7 @@ DEFAULT_ALIASES = {
     "shard_map": "jax.shard_map",
 }
 # cell magics whose body is Python (checked without the %% line)
+_HELP = re.compile(r"^\?{0,2}[\w.*]+\?{0,2}\s*$(?<=\?)|^\?{1,2}[\w.*]+\s*$")  # obj? ?obj
 _PY_CELL_MAGICS = {"jaxpr", "jit_compare", "shardviz", "time", "timeit", "capture",
                    "prun", "jaxcheck", "debug"}
 
@@ -47,7 +49,7 @@ def cell_source(raw: str) -> tuple[str, int] | None:
         s = ln.lstrip()
         if s[:1] in ("%", "!") and not s.startswith("%="):
             out.append(ln[: len(ln) - len(s)] + "pass" + " " * max(0, len(s) - 4))
-        elif s.endswith("?") and not s.startswith("#") and "?" not in s[:-2]:
+        elif _HELP.match(s):
             out.append(ln[: len(ln) - len(s)] + "pass")
         else:
             m = re.match(r"^(\s*[\w.,\s\[\]()]+=\s*)[%!]", ln)
@@ -102,6 +104,9 @@ def _from_value(v) -> AV:
     if k is not None:
         return AV(k, dtype={"int": "int*", "float": "float*", "bool": "bool",
                             "complex": "complex*"}.get(k))
+    lib = kind_of_value(v)
+    if lib is not None:
+        return AV(lib)
     mod = t.__module__ or ""
     if mod.startswith("jaxlib") or mod.startswith("jax"):
         if hasattr(v, "shape") and hasattr(v, "dtype") and not callable(v):
@@ -124,6 +129,8 @@ def _from_value(v) -> AV:
         return AV("tuple")
     if t is dict:
         return AV("dict")
+    if t is set:
+        return AV("set")
     if t.__name__ == "module":
         return AV("module")
     return UNKNOWN
@@ -138,4 +145,7 @@ class CheckState:
     captures: dict = field(default_factory=dict)    # jitted fn -> (FuncInfo, reads, cell)
     called: set = field(default_factory=set)
     x64: bool = False
+    hijax: bool = False          # nnx.var_defaults(hijax=True): Variables are mutable refs
+    reported: set = field(default_factory=set)      # (cell, rule, line) already shown
+    consts: dict = field(default_factory=dict)      # global -> literal it holds
     commit: bool = True

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 
 from .interpreter import _Ctx
-from .values import FuncInfo, _traced
+from .values import AV, FuncInfo, _traced, _tracer
 
 _OUTER_MUTATORS = {"append", "extend", "insert", "add", "update", "setdefault", "pop",
                    "appendleft", "remove", "clear", "popitem", "discard", "put"}
@@ -24,7 +24,37 @@ class PurityRules:
             return True
         return name not in ctx.locals or name in ctx.params
 
+    def _variable_update(self, target, stmt, ctx: _Ctx) -> bool:
+        """JX307: an NNX Variable (or a Module's) updated inside jax.jit. jax.jit passes
+        Variables in as copies, so the update never reaches the caller's Variable, and
+        nothing raises. True when `target` belongs to such state (no other rule applies)."""
+        root = target
+        while type(root) in (ast.Attribute, ast.Subscript):
+            root = root.value
+        if type(root) is not ast.Name:
+            return False
+        kind = self._lookup(root.id, ctx).kind
+        if kind not in ("nnxvar", "nnxmodule", "ref"):
+            return False
+        fn = ctx.fn
+        if kind != "ref" and fn is not None and fn.transform in ("jit", "pmap") and \
+                root.id in ctx.params:
+            what = "NNX Variable" if kind == "nnxvar" else "a Variable of NNX Module"
+            self.add("JX307", stmt, f"`{self.seg(stmt)}` updates {what} `{root.id}` inside "
+                     f"jax.jit: jax.jit passes it in as a copy, so the update is lost when "
+                     f"{fn.name} returns (no error is raised).",
+                     "use nnx.jit instead of jax.jit (it propagates Variable updates), or " +
+                     (f"pass the value in and return the new one: {root.id}[...] = "
+                      f"{fn.name}({root.id}[...]) with {fn.name} returning it"
+                      if kind == "nnxvar" else
+                      f"split the module (graphdef, state = nnx.split({root.id})), return the "
+                      f"new state from {fn.name} and apply it with nnx.update({root.id}, "
+                      "state)"))
+        return True
+
     def _outer_write(self, target, ctx: _Ctx, stmt) -> None:
+        if self._variable_update(target, stmt, ctx):
+            return
         if not ctx.staged or ctx.fn is None:
             return
         base = target.value
@@ -46,6 +76,8 @@ class PurityRules:
                 type(node.func.value) is not ast.Name:
             return
         name = node.func.value.id
+        if self._lookup(name, ctx).kind not in ("list", "dict", "set"):
+            return        # not known to be a container: `optimizer.update(...)` is pure
         if self._is_outer(name, ctx) and name not in ctx.params:
             leak = any(_traced(a) for a in args)
             self._purity_write(node, ctx, name, leak)
@@ -61,12 +93,17 @@ class PurityRules:
         self.add("JX302", node, msg, f"return the value from {fname} instead and update "
                  "the state outside (state = f(state, x)).", leak=leak)
 
-    def _global_write(self, target, ctx: _Ctx, stmt) -> None:
+    def _global_write(self, target, ctx: _Ctx, stmt, val: AV) -> None:
+        """JX303: a warning when the value written is a tracer (it leaks); an info when
+        it is not (a trace counter: it counts traces, not calls)."""
         kind = ctx.declared.get(target.id, "global")
+        leak = _tracer(val)
         self.add("JX303", stmt, f"`{self.seg(stmt)}` writes the {kind} `{target.id}` inside "
-                 f"traced {ctx.fn.name}: it runs once while tracing and stores a tracer.",
+                 f"traced {ctx.fn.name}: it runs once while tracing" +
+                 (" and stores a tracer." if leak else ", not on every call."),
                  f"return the new value of {target.id} from {ctx.fn.name} and assign it "
-                 f"outside: {target.id} = {ctx.fn.name}(...)")
+                 f"outside: {target.id} = {ctx.fn.name}(...)",
+                 severity="warning" if leak else "info")
 
     def _print(self, node, args, ctx: _Ctx) -> None:
         fmt, vals, ok = [], [], True
@@ -106,6 +143,8 @@ class PurityRules:
             if type(a) is ast.JoinedStr:
                 traced = traced or any(type(v) is ast.FormattedValue and
                                        _traced(self.ev(v.value, ctx)) for v in a.values)
+        if not traced and not all(type(a) is ast.Constant for a in node.args):
+            return      # print(x.shape), print(jax.typeof(x).sharding): static, and right
         new = None
         if ok:
             text = sep.join(fmt)
@@ -144,7 +183,8 @@ class PurityRules:
 
     def _stale_captures(self, tree) -> None:
         """A jitted function reads a global that the code later rebinds (after a call)."""
-        fns = [fn for fn in self.funcs.values() if fn.staged and fn.global_reads]
+        fns = [fn for fn in self.funcs.values()      # compiled once, cached: can go stale
+               if fn.transform in ("jit", "pmap") and fn.global_reads]
         for fn in fns:
             self.state.captures[fn.name] = (fn, dict(fn.global_reads), self.cell)
         for fname, (fn, reads, cell) in list(self.state.captures.items()):
@@ -152,7 +192,7 @@ class PurityRules:
                 for line in self.module_assigns.get(g, ()):
                     if cell == self.cell and line <= fn.line:
                         continue
-                    if not self._called_before(fn, line, cell):
+                    if not self._called_before(fn, line, cell) or self._same_value(g, line):
                         continue
                     node = _line_node(tree, line)
                     if node is None:
@@ -164,6 +204,20 @@ class PurityRules:
                              "old value; it keeps using that value.",
                              f"pass {g} as an argument: def {fn.name}(..., {g}) and call "
                              f"{fn.name}(..., {g})")
+
+    def _same_value(self, g: str, line: int) -> bool:
+        """`BLOCK = 256` again where BLOCK already held 256: nothing goes stale."""
+        new = self._consts.get((g, line), self)
+        if new is self:
+            return False
+        before = [ln for ln in self.module_assigns.get(g, ()) if ln < line]
+        if before:
+            old = self._consts.get((g, before[-1]), self)
+        elif self.ns is not None and g in self.ns:
+            old = self.ns[g]
+        else:
+            old = self.state.consts.get(g, self)
+        return type(old) is type(new) and old == new
 
     def _called_before(self, fn: FuncInfo, line: int, cell: str) -> bool:
         names = {fn.name} | ({fn.wrapper_name} if fn.wrapper_name else set())

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import os
+import warnings
 
 from .calls import Calls
 from .indexing_rules import IndexingRules
@@ -45,7 +46,9 @@ class Analyzer(MutationRules, TracingRules, PurityRules, IndexingRules, TypeRule
 def analyze(src: str, *, namespace=None, x64=None, state: CheckState | None = None,
             line_offset: int = 0, cell: str = "") -> list[Finding]:
     try:
-        tree = ast.parse(src)
+        with warnings.catch_warnings():      # e.g. "invalid escape sequence": Python
+            warnings.simplefilter("ignore")  # tells the user itself when the code runs
+            tree = ast.parse(src)
     except (SyntaxError, ValueError):
         return []      # the cell will report its own SyntaxError when it runs
     a = Analyzer(src, namespace=namespace, x64=x64, state=state, line_offset=line_offset,

@@ -12,7 +12,8 @@ import ast
 import re
 
 from .model import char_col
-from .values import FuncInfo, _const_ints, _const_strs, _params
+from .notebook import DEFAULT_ALIASES
+from .values import FuncInfo, _const_ints, _const_strs, _param_names, _params
 
 # transforms: canonical name -> (kind, function-argument positions)
 _TRANSFORMS = {
@@ -21,15 +22,17 @@ _TRANSFORMS = {
     "jax.lax.scan": ("loop", (0,)), "jax.lax.cond": ("loop", (1, 2)),
     "jax.lax.switch": ("loop", (1,)), "jax.lax.map": ("loop", (0,)),
     "jax.lax.associative_scan": ("loop", (0,)),
-    "jax.experimental.checkify.checkify": ("jit", (0,)), "jax.make_jaxpr": ("jit", (0,)),
-    "jax.eval_shape": ("jit", (0,)), "jax.shard_map": ("jit", (0,)),
-    "jax.experimental.shard_map.shard_map": ("jit", (0,)),
+    "jax.experimental.checkify.checkify": ("jit", (0,)), "jax.make_jaxpr": ("trace", (0,)),
+    "jax.eval_shape": ("trace", (0,)),
+    # shard_map outside jit runs eagerly (print shows values); inside jit it is staged
+    "jax.shard_map": ("shard", (0,)), "jax.experimental.shard_map.shard_map": ("shard", (0,)),
     "jax.xla_computation": ("jit", (0,)),
 }
 # wrappers that pass their function through unchanged for our purposes
 _PASSTHROUGH = {"jax.grad", "jax.value_and_grad", "jax.jacfwd", "jax.jacrev", "jax.hessian",
                 "jax.checkpoint", "jax.remat", "jax.named_call", "jax.custom_jvp",
-                "jax.custom_vjp", "functools.wraps", "jax.vmap"}
+                "jax.custom_vjp", "functools.wraps", "jax.vmap", "jax.shard_map",
+                "jax.experimental.shard_map.shard_map"}
 # turning 64-bit on without config.update (env var, jax.experimental.enable_x64())
 _X64_RE = re.compile(r"jax_enable_x64|JAX_ENABLE_X64|enable_x64")
 
@@ -37,20 +40,22 @@ _FIELDS: dict[type, tuple[str, ...]] = {}    # node type -> fields _scan visits
 
 
 def _scan(tree: ast.Module):
-    """One pass over the tree: calls, function defs, classes, imports, and the names each
-    function binds (its locals). Expression contexts (Load/Store) are not visited."""
+    """One pass over the tree: calls, function defs, classes, imports, the names each
+    function binds (its locals) and the lexical scope (def, lambda or class node; None
+    for the module) of every call, def and scope. Load/Store contexts are not visited."""
     calls: list = []
     defs: list = []
     classes: list = []
     imports: list = []
     bound: dict = {}
-    stack: list = [(tree, None)]
+    scope_of: dict = {}          # call / def / lambda / class node -> its scope node
+    stack: list = [(tree, None, None)]
     pop, push = stack.pop, stack.append
     Name, Const, Call = ast.Name, ast.Constant, ast.Call
     FDef, AFDef, Lam, Cls = ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef
     Load, AST = ast.Load, ast.AST
     while stack:
-        node, owner = pop()
+        node, owner, scope = pop()
         t = type(node)
         if t is Name:
             if owner is not None and type(node.ctx) is not Load:
@@ -60,33 +65,36 @@ def _scan(tree: ast.Module):
             continue
         if t is Call:
             calls.append(node)
+            scope_of[node] = scope
         elif t is FDef or t is AFDef or t is Lam:
             bound[node] = set()
+            scope_of[node] = scope
             a = node.args
             for d in a.defaults:
-                push((d, owner))
+                push((d, owner, scope))
             for d in a.kw_defaults:
                 if d is not None:
-                    push((d, owner))
+                    push((d, owner, scope))
             if t is Lam:
-                push((node.body, node))
+                push((node.body, node, node))
                 continue
             defs.append(node)
             if owner is not None:
                 bound[owner].add(node.name)
             for d in node.decorator_list:
-                push((d, owner))
+                push((d, owner, scope))
             for st in node.body:
-                push((st, node))
+                push((st, node, node))
             continue
         elif t is Cls:
             classes.append(node)
+            scope_of[node] = scope
             if owner is not None:
                 bound[owner].add(node.name)
-            for d in node.decorator_list + node.bases:
-                push((d, owner))
+            for d in node.decorator_list + node.bases + node.keywords:
+                push((d, owner, scope))
             for st in node.body:
-                push((st, None))
+                push((st, None, node))
             continue
         elif t is ast.Import or t is ast.ImportFrom:
             imports.append(node)
@@ -109,22 +117,23 @@ def _scan(tree: ast.Module):
                         if owner is not None and type(x.ctx) is not Load:
                             bound[owner].add(x.id)
                     elif tx is not Const and isinstance(x, AST):
-                        push((x, owner))
+                        push((x, owner, scope))
             elif v is not None:
                 tv = type(v)
                 if tv is Name:
                     if owner is not None and type(v.ctx) is not Load:
                         bound[owner].add(v.id)
                 elif tv is not Const and isinstance(v, AST):
-                    push((v, owner))
-    return calls, defs, classes, imports, bound
+                    push((v, owner, scope))
+    return calls, defs, classes, imports, bound, scope_of
 
 
 class Transforms:
     """Mixin of `Analyzer`: finds functions and their transforms before interpretation."""
 
     def _prepass(self, tree: ast.Module) -> None:
-        calls, defs, classes, imports, bound = _scan(tree)
+        calls, defs, classes, imports, bound, scope_of = _scan(tree)
+        self._scope_of = scope_of
         for node in imports:
             if type(node) is ast.Import:
                 for a in node.names:
@@ -137,17 +146,23 @@ class Transforms:
                 for a in node.names:
                     self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
         for c in classes:
+            if c.bases or c.keywords or any(_registers(self.resolve(
+                    d.func if type(d) is ast.Call else d)) for d in c.decorator_list):
+                self._pytree_classes.add(c.name)     # maybe a pytree: self is fine
             for n in c.body:
                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     self._class_of[n] = c.name
         self._bound = bound
         defs.sort(key=lambda n: (n.lineno, n.col_offset))
+        for node in defs + classes:      # autodidax's own `def jit(f)` is not jax.jit
+            if scope_of.get(node) is None and node.name in DEFAULT_ALIASES:
+                self.aliases[node.name] = ""
         for node in defs:
             params, defaults = _params(node)
             fn = FuncInfo(node, node.name, params, defaults,
                           class_name=self._class_of.get(node), cell=self.cell, src=self.src)
             self.funcs[node] = fn
-            self.defs_by_name.setdefault(node.name, []).append(fn)
+            self._defs_in.setdefault((scope_of.get(node), node.name), []).append(fn)
             for dec in node.decorator_list:
                 self._apply_decorator(fn, dec)
         for call in calls:
@@ -169,28 +184,50 @@ class Transforms:
                     for pos in positions:
                         if pos + 1 < len(call.args):
                             self._mark_transformed(call.args[pos + 1], kind, call, inner)
+            elif _registers(q) and call.args and type(call.args[0]) is ast.Name:
+                self._pytree_classes.add(call.args[0].id)
             elif q.endswith("config.update") and len(call.args) >= 2 and \
                     type(call.args[0]) is ast.Constant and \
                     call.args[0].value == "jax_enable_x64" and \
                     type(call.args[1]) is ast.Constant:
-                self.x64_toggles.append((call.lineno, bool(call.args[1].value)))
+                self.x64_toggles.append((call.lineno, bool(call.args[1].value),
+                                         _function_of(call, scope_of)))
         if not self.x64_toggles:
             for m in _X64_RE.finditer(self.src):
                 line = self.src.count("\n", 0, m.start()) + 1
                 text = self.lines[line - 1].replace(" ", "")
                 if "True" in text or "=\"1\"" in text or "='1'" in text or \
                         "enable_x64()" in text:
-                    self.x64_toggles.append((line, True))
-        self.x64_toggles.sort()
+                    self.x64_toggles.append((line, True, None))
+        self.x64_toggles.sort(key=lambda t: t[0])
+
+    def visible_defs(self, name: str, scope) -> list[FuncInfo] | None:
+        """The functions `name` can mean at `scope` (a def/lambda/class node, None for the
+        module), by Python's scoping rules: [] when it is a parameter or another local
+        there, None when this source does not define it."""
+        s = scope
+        while True:
+            fns = self._defs_in.get((s, name))
+            if fns:
+                return fns
+            if s is None:
+                return None
+            if type(s) is not ast.ClassDef and (name in self._bound.get(s, ()) or
+                                                name in _param_names(s)):
+                return []
+            s = self._scope_of.get(s)     # class bodies are not visible from their methods
+            while type(s) is ast.ClassDef:
+                s = self._scope_of.get(s)
 
     @property
     def x64(self) -> bool:
-        """jax_enable_x64 at the statement being analysed."""
+        """jax_enable_x64 at the statement being analysed: module-level switches before
+        it, and switches earlier in the same function (a test turning 64-bit on)."""
         v = self.x64_base
-        for line, val in self.x64_toggles:
-            if line > self._line:
-                break
-            v = val
+        for line, val, fn in self.x64_toggles:
+            if (fn is None and line <= self._line) or \
+                    (fn is not None and fn is self._cur_fn and line <= self._stmt_line):
+                v = val
         return v
 
     def _transform_of(self, dec: ast.AST) -> tuple[str, str, list[ast.keyword]] | None:
@@ -218,7 +255,8 @@ class Transforms:
         self._set_transform(fn, kind, q, keywords, dec, decorator=True)
 
     def _set_transform(self, fn, kind, q, keywords, node, decorator=False):
-        strongest = {"jit": 3, "pmap": 3, "loop": 2, "vmap": 1, None: 0}
+        strongest = {"jit": 3, "pmap": 3, "trace": 3, "loop": 2, "vmap": 1, "shard": 1,
+                     None: 0}
         if strongest[kind] >= strongest[fn.transform]:
             fn.transform = kind
         if kind in ("jit", "pmap") and q in ("jax.jit", "jax.pmap"):
@@ -280,15 +318,17 @@ class Transforms:
                                 else [], call)
             return
         if isinstance(arg, ast.Name):
-            kws = call.keywords if q in ("jax.jit", "jax.pmap") else []
-            fns = self.defs_by_name.get(arg.id, ())
-            for fn in fns:
+            kws = call.keywords if q in ("jax.jit", "jax.pmap", "jax.vmap") else []
+            if q == "jax.vmap" and len(call.args) > 1:       # vmap(f, (0, None))
+                kws = kws + [ast.keyword("in_axes", call.args[1])]
+            fns = self.visible_defs(arg.id, self._scope_of.get(call))
+            for fn in fns or ():
                 self._set_transform(fn, kind, q, kws, call)
                 if bound[0] or bound[1]:
                     positional = [p for p in fn.params if not p.startswith("*")]
                     fn.static.update(positional[:bound[0]])
                     fn.static.update(bound[1])
-            if not fns:      # defined in an earlier cell
+            if fns is None:      # not defined here: maybe in an earlier cell
                 v = self.state.env.get(arg.id)
                 fn = v.func if v is not None and v.kind == "func" else None
                 if fn is not None and fn.src is not None and fn.src != self.src:
@@ -320,6 +360,20 @@ class Transforms:
             a, b = char_col(line, node.col_offset), char_col(line, node.end_col_offset)
             return (line[:a] + ast.unparse(new) + line[b:]).strip()
         return None
+
+
+def _function_of(node, scope_of):
+    """The def or lambda `node` runs in (None: module level, or a class body)."""
+    s = scope_of.get(node)
+    while type(s) is ast.ClassDef:
+        s = scope_of.get(s)
+    return s
+
+
+def _registers(q: str | None) -> bool:
+    """`q` registers a class as a pytree (jax.tree_util, flax.struct, chex, ...)."""
+    return bool(q) and ("register_pytree" in q or "register_dataclass" in q or
+                        q.startswith(("flax.struct.", "chex.")))
 
 
 def _copy_call(node: ast.Call) -> ast.Call:

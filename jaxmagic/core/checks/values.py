@@ -51,6 +51,7 @@ _STATIC_KINDS = {"int", "float", "bool", "str", "complex", "none", "static", "dt
 
 
 def _traced(av: AV) -> bool:
+    """The value depends on traced values (it may or may not be an array itself)."""
     if av.traced:
         return True
     if av.elts:
@@ -58,15 +59,23 @@ def _traced(av: AV) -> bool:
     return False
 
 
+def _tracer(av: AV) -> bool:
+    """The value is (or holds) a tracer: an array the source proves is traced. Only
+    these fire error-severity rules; a traced-derived value of unknown kind (a helper's
+    result, a pytree's part) stays silent."""
+    if av.traced and av.kind == "jax":
+        return True
+    return bool(av.elts) and any(_tracer(e) for e in av.elts)
+
+
 def _truth_traced(av: AV) -> bool:
     """bool(value) needs a concrete array value (containers answer by their length)."""
-    if av.kind in ("tuple", "list", "dict", "set", "str", "range"):
-        return False
-    return _traced(av)
+    return av.kind == "jax" and av.traced
 
 
 def _traced_elt(av: AV) -> AV | None:
-    if av.traced:
+    """The first proven tracer in `av` (itself or an element)."""
+    if av.traced and av.kind == "jax":
         return av
     for e in av.elts or ():
         t = _traced_elt(e)
@@ -77,6 +86,40 @@ def _traced_elt(av: AV) -> AV | None:
 
 def _jax(traced=False, **kw) -> AV:
     return AV("jax", traced=traced, **kw)
+
+
+def _derived(traced: bool) -> AV:
+    """A value of unknown kind computed from traced values (or not)."""
+    return AV(None, traced=True) if traced else UNKNOWN
+
+
+def _merge(avs: list[AV]) -> AV:
+    """What a function returns, from its `return` values: their common kind, else unknown
+    (still marked traced when any of them is)."""
+    if not avs:
+        return AV("none")
+    kinds = {a.kind for a in avs}
+    traced = any(_traced(a) for a in avs)
+    if kinds == {"jax"}:
+        shapes, dtypes = {a.shape for a in avs}, {a.dtype for a in avs}
+        return _jax(traced=traced, shape=shapes.pop() if len(shapes) == 1 else None,
+                    dtype=dtypes.pop() if len(dtypes) == 1 else None)
+    if kinds == {"tuple"} and all(a.elts is not None for a in avs) and \
+            len({len(a.elts) for a in avs}) == 1:
+        return AV("tuple", elts=[_merge(list(e)) for e in zip(*(a.elts for a in avs))])
+    if len(kinds) == 1 and None not in kinds:
+        k = kinds.pop()
+        return AV(k, traced=traced, dtype=avs[0].dtype if k in ("int", "float") else None)
+    return _derived(traced)
+
+
+def _concrete(av: AV) -> AV:
+    """A jitted function's result as its (eager) caller sees it: same kinds, no tracers."""
+    if av.kind == "jax":
+        return _jax(shape=av.shape, dtype=av.dtype)
+    if av.elts is not None and av.kind in ("tuple", "list"):
+        return AV(av.kind, elts=[_concrete(e) for e in av.elts])
+    return AV(av.kind) if av.kind is not None else UNKNOWN
 
 
 # ---------------------------------------------------------------------------------------
@@ -92,7 +135,7 @@ class FuncInfo:
     params: list[str]
     defaults: set[str]                 # params with a default value
     class_name: str | None = None
-    transform: str | None = None       # "jit", "pmap", "vmap", "loop"
+    transform: str | None = None       # "jit", "pmap", "vmap", "loop", "shard", "trace"
     static: set[str] = field(default_factory=set)
     statics_unknown: bool = False
     jit_node: ast.AST | None = None    # the decorator / jax.jit(...) call that jits it
@@ -102,6 +145,7 @@ class FuncInfo:
     parent: Any = None                 # enclosing _Ctx for nested functions
     cell: str = ""                     # where it was defined (for cross-cell messages)
     src: str | None = None             # the source it was defined in
+    returns: Any = None                # AV it returns (once analysed)
 
     @property
     def traced(self) -> bool:
@@ -109,7 +153,7 @@ class FuncInfo:
 
     @property
     def staged(self) -> bool:
-        return self.transform in ("jit", "pmap", "loop")
+        return self.transform in ("jit", "pmap", "loop", "trace")
 
     @property
     def line(self) -> int:
@@ -126,6 +170,14 @@ def _params(node) -> tuple[list[str], set[str]]:
     if a.vararg:
         names.append("*" + a.vararg.arg)
     return names, defaults
+
+
+def _param_names(node) -> set[str]:
+    """Every name a def or lambda binds as a parameter (`*args`, `**kwargs` included)."""
+    a = node.args
+    names = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}
+    names.update(v.arg for v in (a.vararg, a.kwarg) if v is not None)
+    return names
 
 
 # ---------------------------------------------------------------------------------------
