@@ -35,7 +35,9 @@ def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
     __tracebackhide__ = True
     traced = _trace.trace(call, static_argnums=static_argnums, static_argnames=static_argnames)
     stage_text = _trace.stage_text(traced, stage) if stage != "jaxpr" else None
-    return JaxprView(_graph.build(traced), func_name=traced.func_name, stage=stage,
+    graph = _graph.build(traced)
+    graph.notes[:0] = traced.notes
+    return JaxprView(graph, func_name=traced.func_name, stage=stage,
                      stage_text=stage_text, **options)
 
 
