@@ -87,7 +87,7 @@ def compare_call(call: BoundCall, **options: Any) -> "JitComparison":
 
     return measure(call.func, call.args, call.kwargs, arg_names=call.arg_names,
                    kwarg_names=call.kwarg_names, name=call.source, result=JitComparison(),
-                   **options)
+                   callee_name=call.func_src, **options)
 
 
 # ---- %jaxcheck: JAX's sharp bits ---------------------------------------------------------

@@ -220,7 +220,7 @@ class Slot:
     fixed_leaves: list = field(default_factory=list)
 
 
-def _slot(name: str, value: Any, static: bool) -> Slot:
+def _slot(name: str, value: Any, static: bool, param: str | None = None) -> Slot:
     if static:
         return Slot(name, value, "static")
     libs = _libraries.nnx()
@@ -230,7 +230,10 @@ def _slot(name: str, value: Any, static: bool) -> Slot:
     if len(pairs) == 1 and not pairs[0][0]:            # the value is itself one leaf
         if is_arraylike(value):
             return Slot(name, value, "traced", value, [name], treedef=treedef)
-        shown = name if _short(value) == name else f"{name}={_short(value)}"
+        if param and param != name:
+            shown = f"{param}={name}"                 # mode='double', act=jax.nn.relu
+        else:
+            shown = name if _short(value) == name else f"{name}={_short(value)}"
         return Slot(name, value, "fixed", None, held=[shown])
     paths = [name + jax.tree_util.keystr(p) for p, _ in pairs]
     mask = [is_array(leaf) for _, leaf in pairs]
@@ -289,9 +292,11 @@ class Partition:
             taken = set(call.params) | set(call.kwargs)
             self.callee_key = _identifier(callee_name or "self", taken)
             self.callee = _slot(callee_name or self.callee_key, callee, False)
-        self.args = [_slot(call.arg_names[i], a, i in static_pos)
+        params = call.params
+        self.args = [_slot(call.arg_names[i], a, i in static_pos,
+                           params[i] if i < len(params) else None)
                      for i, a in enumerate(call.args)]
-        self.kwargs = {k: _slot(call.kwarg_names.get(k, k), v, k in static_names)
+        self.kwargs = {k: _slot(call.kwarg_names.get(k, k), v, k in static_names, k)
                        for k, v in call.kwargs.items()}
         self._split_nnx()
         self.updated: list[str] = []
@@ -327,6 +332,26 @@ class Partition:
             return ""
         more = f", and {len(held) - limit} more" if len(held) > limit else ""
         return "held static (not traced): " + ", ".join(held[:limit]) + more
+
+    def notes(self, title: str, kind: str = "") -> list[str]:
+        """One line each: what was held static, what state the call changes, what jit
+        leaves out."""
+        out = []
+        if kind:
+            out.append(f"traced through {kind}: the body of {title}")
+        if self.held_note():
+            out.append(self.held_note())
+        if self.updated:
+            shown = ", ".join(self.updated[:6]) + (f", and {len(self.updated) - 6} more"
+                                                   if len(self.updated) > 6 else "")
+            out.append(f"{title} changes {shown}: returned as outputs (updated), as nnx.jit "
+                       "does; your objects were not changed")
+        if self.mutated:
+            out.append(f"{title} changes its input {', '.join(self.mutated)} in place: under "
+                       "jit that change is lost (the caller's object stays as it was)")
+        if self.dropped_outputs:
+            out.append(f"{self.dropped_outputs} output leaves are not arrays (left out)")
+        return out
 
     def in_names(self, positional: list[int], keys: list[str]) -> list[str]:
         """Names of the flat inputs of `function()` called with those positions and keys."""
@@ -427,7 +452,7 @@ class Partition:
         try:
             if pos and max(pos) >= len(params):
                 raise ValueError("*args")
-            return inspect.Signature([P(params[i], P.POSITIONAL_ONLY) for i in pos]
+            return inspect.Signature([P(params[i], P.POSITIONAL_OR_KEYWORD) for i in pos]
                                      + [P(k, P.KEYWORD_ONLY) for k in keys])
         except ValueError:    # *args, or keywords that are not identifiers
             return inspect.Signature([P("args", P.VAR_POSITIONAL), P("kwargs", P.VAR_KEYWORD)])

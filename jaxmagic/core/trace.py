@@ -105,27 +105,7 @@ def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
     else:
         out_names = _leaf_names("out", out_shape)
     return Traced(closed, in_names, out_names, title, call, nums, names,
-                  notes(part, title, kind), part)
-
-
-def notes(part: Partition, title: str, kind: str = "") -> list[str]:
-    """One line each: what was held static, what state the call changes, what jit drops."""
-    out = []
-    if kind:
-        out.append(f"traced through {kind}: the body of {title}")
-    if part.held_note():
-        out.append(part.held_note())
-    if part.updated:
-        shown = ", ".join(part.updated[:6]) + (f", and {len(part.updated) - 6} more"
-                                               if len(part.updated) > 6 else "")
-        out.append(f"{title} changes {shown}: returned as outputs (updated), as nnx.jit "
-                   "does; your objects were not changed")
-    if part.mutated:
-        out.append(f"{title} changes its input {', '.join(part.mutated)} in place: under jit "
-                   "that change is lost (the caller's object stays as it was)")
-    if part.dropped_outputs:
-        out.append(f"{part.dropped_outputs} output leaves are not arrays (left out)")
-    return out
+                  part.notes(title, kind), part)
 
 
 def stage_text(traced: Traced, stage: str) -> str:
