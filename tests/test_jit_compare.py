@@ -230,14 +230,14 @@ def test_non_array_argument_is_held_static(sh):
 
 def test_python_bool_in_control_flow_needs_static(sh):
     run(sh, "def h3(k, x, neg):\n    return -x * k if neg else x")
-    res, cap = run(sh, f"%%jit_compare {FAST} --static-argnums 0\nh3(2, X, True)")
+    res, cap = run(sh, f"%%jit_compare {FAST} --static-argnums 0\nh3(2, X, 1)")
     err = res.error_in_exec
     assert isinstance(err, UsageError)
-    assert "neg=True (a bool)" in str(err) and "--static-argnums 2" in str(err)
+    assert "neg=1 (an int)" in str(err) and "--static-argnums 2" in str(err)
     assert "TracerBoolConversionError" in str(err)
     # the fixed command merges with the static argnums already given
     assert f"try: %%jit_compare {FAST} --static-argnums 0,2" in cap.outputs[-1].data["text/plain"]
-    r = comparison(sh, f"{FAST} --static-argnums 0,2 h3(2, X, True)")
+    r = comparison(sh, f"{FAST} --static-argnums 0,2 h3(2, X, 1)")
     assert r.results_match is True and r.static_argnums == (0, 2)
 
 
@@ -245,7 +245,7 @@ def test_api_static_error_is_a_type_error():
     def h(x, neg):
         return -x if neg else x
     with pytest.raises(StaticArgumentError) as info:
-        jaxmagic.compare_jit(h, jnp.ones(3), True, budget=0.1)
+        jaxmagic.compare_jit(h, jnp.ones(3), 1, budget=0.1)   # (a bool would be held static)
     assert isinstance(info.value, TypeError)
     assert info.value.__cause__ is None and info.value.__suppress_context__   # short trace
     assert isinstance(info.value.original, jax.errors.TracerBoolConversionError)

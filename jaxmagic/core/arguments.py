@@ -119,7 +119,8 @@ def _label(call: ArgCall, index: int | None, key: str | None, value: Any) -> str
     except Exception:
         literal = False
     shown = "" if literal or r == src or len(r) > 40 else f"{r}, "
-    return f"{head} ({shown}a {type(value).__name__})"
+    kind = type(value).__name__
+    return f"{head} ({shown}{'an' if kind[0] in 'aeiou' else 'a'} {kind})"
 
 
 def _static_error(call: ArgCall, problem: str, index: int | None, key: str | None):
@@ -177,8 +178,10 @@ def concretization_argument(exc: BaseException, call: ArgCall, static_pos: set,
 # ---- partition: what is traced, what is held fixed -------------------------------------
 #
 # The rule (Equinox's `filter_jit`, applied by %jaxpr, %jit_compare and %%shardviz --plan):
-# - a top-level argument that is an array or a Python number is traced, as `jax.jit`
-#   traces it (so a number used as a size still needs --static-argnums, as under jit);
+# - a top-level argument that is an array or a Python int, float or complex is traced, as
+#   `jax.jit` traces it (so a number used as a size still needs --static-argnums); a
+#   top-level bool is held fixed (a flag such as `train=True`, `inference=True`, which
+#   library code tests in Python);
 # - inside a container or a module, array leaves are traced and every other leaf
 #   (functions, activation callables, strings, Python numbers in a config) is held fixed;
 # - a top-level argument that is neither (a string, a function, an object) is held fixed;
@@ -228,7 +231,7 @@ def _slot(name: str, value: Any, static: bool, param: str | None = None) -> Slot
         return Slot(name, value, "nnx")
     pairs, treedef = jax.tree_util.tree_flatten_with_path(value)
     if len(pairs) == 1 and not pairs[0][0]:            # the value is itself one leaf
-        if is_arraylike(value):
+        if is_arraylike(value) and not isinstance(value, (bool, np.bool_)):
             return Slot(name, value, "traced", value, [name], treedef=treedef)
         if param and param != name:
             shown = f"{param}={name}"                 # mode='double', act=jax.nn.relu
@@ -323,8 +326,10 @@ class Partition:
         return [h for s in self._slots() for h in s.held]
 
     @property
-    def has_state(self) -> bool:
-        return bool(self.nnx)
+    def needs_wrapper(self) -> bool:
+        """jit cannot take the call as it is: a module callee, NNX objects, held leaves."""
+        return self.callee is not None or any(
+            s.kind in ("split", "fixed", "nnx") for s in self._slots())
 
     def held_note(self, limit: int = 6) -> str:
         held = self.held
@@ -342,8 +347,10 @@ class Partition:
         if self.held_note():
             out.append(self.held_note())
         if self.updated:
-            shown = ", ".join(self.updated[:6]) + (f", and {len(self.updated) - 6} more"
-                                                   if len(self.updated) > 6 else "")
+            counts = {s.name: sum(n == s.name or n.startswith((s.name + ".", s.name + "["))
+                                  for n in self.updated) for s in self.nnx}
+            shown = " and ".join(f"{k} ({v} array{'s' if v != 1 else ''})"
+                                 for k, v in counts.items() if v)
             out.append(f"{title} changes {shown}: returned as outputs (updated), as nnx.jit "
                        "does; your objects were not changed")
         if self.mutated:

@@ -685,6 +685,7 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
             if eager_first is not None:
                 m.results_match, m.max_abs_diff, m.max_rel_diff, m.leaves = \
                     compare_outputs(eager_first, jit_first)
+                _name_updates(m.leaves, part.updated)
 
             # 3. steady jit
             phase = log.phase = "steady jit"
@@ -730,6 +731,20 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
             m.hints = _hints(m)
             m.total_s = time.perf_counter() - t_start
     return m
+
+
+def _name_updates(leaves: list, updated: list) -> None:
+    """Outputs `(out, [state...])` of a call that changes NNX state: name each leaf as the
+    trace does (`[1][3]` is `optimizer.step (updated)`, `[0]['loss']` is `['loss']`)."""
+    if not updated:
+        return
+    for d in leaves:
+        m = re.match(r"^\[(0|1)\](.*)$", d.path)
+        if m and m.group(1) == "0":
+            d.path = m.group(2) or "output"
+        elif m and re.fullmatch(r"\[(\d+)\]", m.group(2)):
+            i = int(m.group(2)[1:-1])
+            d.path = f"{updated[i]} (updated)" if i < len(updated) else d.path
 
 
 def _analyses(m: JitMeasurement, compiled: Any) -> None:
