@@ -395,7 +395,7 @@ class Partition:
             callee_dyn = kwargs.get(self.callee_key) if self.callee is not None else None
             return self._run(fun, full, kw, callee_dyn)
 
-        traced.__name__ = traced.__qualname__ = getattr(fun, "__name__", "f")
+        traced.__name__ = traced.__qualname__ = _libraries.func_name(fun)
         traced.__wrapped__ = fun            # JAX's messages name the user's def line
         traced.__signature__ = self._signature(pos, bind_static)
         return traced
