@@ -381,6 +381,14 @@ class Partition:
             kwargs[self.callee_key] = self.callee.dyn
         return pos, args, kwargs
 
+    def jit_static(self, nums, names) -> tuple[tuple, tuple]:
+        """The static options jit accepts for `function(False)`: only arguments given (a
+        jitted callee's own options may name parameters this call leaves at defaults)."""
+        n, params = len(self.args), self.call.params
+        return (tuple(i for i in nums if i < n),
+                tuple(k for k in names if k in self.kwargs
+                      or (k in params and params.index(k) < n)))
+
     def function(self, bind_static: bool) -> Callable:
         """The call as a function of `inputs(bind_static)`: rebuilds every container and
         NNX object, calls, and returns the output's arrays (plus changed NNX state)."""

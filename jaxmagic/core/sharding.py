@@ -500,6 +500,7 @@ def _plan_partition(part: Partition, nums: tuple, snames: tuple,
     compile the partitioned call, each input leaf named by its path."""
     __tracebackhide__ = True
     _, args, kwargs = part.inputs(bind_static=False)
+    nums, snames = part.jit_static(nums, snames)
     jitted = jax.jit(part.function(bind_static=False), static_argnums=nums or None,
                      static_argnames=snames or None)
     lowered = jitted.lower(*args, **kwargs)

@@ -557,12 +557,13 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
         return run(*a, **k)
 
     jit_kwargs = {}
-    if sn:
-        jit_kwargs["static_argnums"] = sn
-    if snames:
-        jit_kwargs["static_argnames"] = snames
-    if dn:
-        jit_kwargs["donate_argnums"] = dn
+    jit_nums, jit_names = part.jit_static(sn, snames)
+    if jit_nums:
+        jit_kwargs["static_argnums"] = jit_nums
+    if jit_names:
+        jit_kwargs["static_argnames"] = jit_names
+    if given := tuple(i for i in dn if i < n):
+        jit_kwargs["donate_argnums"] = given
     if dnames:
         jit_kwargs["donate_argnames"] = dnames
     jitted = jax.jit(traced_fun, **jit_kwargs)

@@ -59,8 +59,9 @@ def resolve(call: BoundCall, static_argnums=None, static_argnames=None):
     if found is not None:
         fun, opts, kind = found
         title = libraries.func_name(fun)
-        if static_argnums is None and static_argnames is None:
-            static_argnums = opts.get("static_argnums")
+        if static_argnums is None and static_argnames is None:     # as jit applies them:
+            static_argnums = [i for i in opts.get("static_argnums", ())   # to the arguments
+                              if -len(call.args) <= i < len(call.args)]  # given
             static_argnames = opts.get("static_argnames")
     info = ArgCall(fun, tuple(call.args), dict(call.kwargs), list(call.arg_names),
                    dict(call.kwarg_names), call.source, param_names(fun))
@@ -113,9 +114,9 @@ def stage_text(traced: Traced, stage: str) -> str:
     __tracebackhide__ = True
     part = traced.partition
     _, args, kwargs = part.inputs(bind_static=False)
-    jitted = jax.jit(part.function(bind_static=False),
-                     static_argnums=traced.static_argnums or None,
-                     static_argnames=[k for k in traced.static_argnames if k in kwargs] or None)
+    nums, names = part.jit_static(traced.static_argnums, traced.static_argnames)
+    jitted = jax.jit(part.function(bind_static=False), static_argnums=nums or None,
+                     static_argnames=names or None)
     lowered = jitted.lower(*args, **kwargs)
     if stage == "lowered":
         return lowered.as_text()
