@@ -42,18 +42,52 @@ def literal_value(atom: Any):
 _OWN_DIR = __file__.rsplit("/", 1)[0] + "/"
 
 
+def _library_dirs() -> tuple[str, ...]:
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return tuple({paths[k].rstrip("/") + "/" for k in ("stdlib", "platstdlib", "purelib",
+                                                       "platlib") if paths.get(k)})
+
+
+_LIBRARY_DIRS = _library_dirs()
+
+
+def is_user_file(path: str) -> bool:
+    """A notebook cell or the user's own file: not jaxmagic, an installed package or the
+    standard library."""
+    return not (path.startswith(_OWN_DIR) or path.startswith(_LIBRARY_DIRS)
+                or "/site-packages/" in path or "/dist-packages/" in path)
+
+
+def _frames(eqn: Any) -> list:
+    """The non-JAX frames that emitted `eqn`, innermost first (JAX skips its own)."""
+    from jax._src import source_info_util
+
+    return [f for f in source_info_util.user_frames(eqn.source_info.traceback)
+            if not f.file_name.startswith(_OWN_DIR)]
+
+
 def user_source(eqn: Any) -> tuple[str, int, str] | None:
     """(file, line, function) of the user code that emitted `eqn`, if known.
 
-    JAX skips its own frames; jaxmagic's (the wrapper that binds static arguments) are
-    skipped here too.
+    The innermost frame in the user's own code (a notebook cell, their files): the line
+    that called `nnx.Linear`, not Flax's `__call__` inside it. Where no frame is the
+    user's, the innermost one outside JAX and jaxmagic.
     """
-    from jax._src import source_info_util
+    frames = _frames(eqn)
+    frame = next((f for f in frames if is_user_file(f.file_name)), frames[0] if frames else None)
+    return None if frame is None else (frame.file_name, frame.start_line, frame.function_name)
 
-    for frame in source_info_util.user_frames(eqn.source_info.traceback):
-        if not frame.file_name.startswith(_OWN_DIR):
-            return frame.file_name, frame.start_line, frame.function_name
-    return None
+
+def library_source(eqn: Any) -> tuple[str, int, str] | None:
+    """(file, line, function) of the library code (Flax, Optax, ...) inside the user's
+    line that emitted `eqn`, when there is one."""
+    frames = _frames(eqn)
+    if not frames or is_user_file(frames[0].file_name):
+        return None
+    f = frames[0]
+    return f.file_name, f.start_line, f.function_name
 
 
 def name_stack(eqn: Any) -> str:

@@ -35,8 +35,23 @@ def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
     __tracebackhide__ = True
     traced = _trace.trace(call, static_argnums=static_argnums, static_argnames=static_argnames)
     stage_text = _trace.stage_text(traced, stage) if stage != "jaxpr" else None
-    return JaxprView(_graph.build(traced), func_name=traced.func_name, stage=stage,
+    graph = _graph.build(traced)
+    graph.notes[:0] = traced.notes
+    if options.get("depth", 0) == 0 and not options.get("expand"):
+        options["depth"] = _open_depth(graph)
+    return JaxprView(graph, func_name=traced.func_name, stage=stage,
                      stage_text=stage_text, **options)
+
+
+def _open_depth(graph) -> int:
+    """The shallowest depth whose view is more than one box: a Linen `apply` or a Haiku
+    transform puts the whole model in one named scope, which is never the whole picture."""
+    for depth in range(8):
+        nodes = _graph.collapse(graph, depth).nodes.values()
+        inner = [n for n in nodes if n.kind not in ("input", "output", "const")]
+        if len(inner) != 1 or inner[0].kind != "call":
+            return depth
+    return 0
 
 
 def error_card(exc: BaseException, src: str | None = None, label=None):
@@ -85,7 +100,7 @@ def compare_call(call: BoundCall, **options: Any) -> "JitComparison":
 
     return measure(call.func, call.args, call.kwargs, arg_names=call.arg_names,
                    kwarg_names=call.kwarg_names, name=call.source, result=JitComparison(),
-                   **options)
+                   callee_name=call.func_src, **options)
 
 
 # ---- %jaxcheck: JAX's sharp bits ---------------------------------------------------------
@@ -162,5 +177,5 @@ def plan_call(call: BoundCall) -> "ShardingView":
     from .render.sharding import ShardingView
 
     model = plan(call.func, call.args, call.kwargs, arg_names=call.arg_names,
-                 source=call.source)
+                 source=call.source, kwarg_names=call.kwarg_names, callee_name=call.func_src)
     return ShardingView(model, title="shardviz --plan")

@@ -8,11 +8,13 @@ from __future__ import annotations
 import ast
 import inspect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import jax
 import numpy as np
+
+from . import libraries as _libraries
 
 
 class JitArgumentError(TypeError):
@@ -58,12 +60,6 @@ class StaticArgumentError(JitArgumentError):
 def is_arraylike(x: Any) -> bool:
     return isinstance(x, (jax.Array, np.ndarray, np.generic, bool, int, float, complex)) \
         or hasattr(x, "__jax_array__") or (hasattr(x, "shape") and hasattr(x, "dtype"))
-
-
-def describe(x: Any) -> str:
-    r = repr(x)
-    r = r if len(r) <= 40 else r[:37] + "..."
-    return f"{r}, a {type(x).__name__}"
 
 
 @dataclass
@@ -123,7 +119,8 @@ def _label(call: ArgCall, index: int | None, key: str | None, value: Any) -> str
     except Exception:
         literal = False
     shown = "" if literal or r == src or len(r) > 40 else f"{r}, "
-    return f"{head} ({shown}a {type(value).__name__})"
+    kind = type(value).__name__
+    return f"{head} ({shown}{'an' if kind[0] in 'aeiou' else 'a'} {kind})"
 
 
 def _static_error(call: ArgCall, problem: str, index: int | None, key: str | None):
@@ -134,28 +131,22 @@ def _static_error(call: ArgCall, problem: str, index: int | None, key: str | Non
 
 
 def check_arguments(call: ArgCall, static_pos: set, static_names: tuple) -> None:
-    """Every traced argument must be made of arrays; every static one hashable."""
+    """Every argument the user marked static must be hashable (jit keys its cache on it).
+
+    Other arguments need no check: `partition` traces their array leaves and holds the
+    rest fixed."""
     __tracebackhide__ = True
-    items = [(i, None, a) for i, a in enumerate(call.args)] + \
-            [(None, k, v) for k, v in call.kwargs.items()]
+    items = [(i, None, a) for i, a in enumerate(call.args) if i in static_pos] + \
+            [(None, k, v) for k, v in call.kwargs.items() if k in static_names]
     for i, k, value in items:
-        static = (i in static_pos) if k is None else (k in static_names)
-        if static:
-            try:
-                hash(value)
-            except TypeError:
-                raise JitArgumentError(
-                    f"static argument {_label(call, i, k, value)} is not hashable, and jit "
-                    "keys its cache on static values",
-                    "pass a tuple instead of a list, or leave an array argument traced"
-                ) from None
-            continue
-        bad = [leaf for leaf in jax.tree_util.tree_leaves(value) if not is_arraylike(leaf)]
-        if bad:
-            what = "is not an array" if bad[0] is value else \
-                f"holds {describe(bad[0])}, not only arrays"
-            raise _static_error(call, f"argument {_label(call, i, k, value)} {what}, so jit "
-                                "cannot trace it", i, k)
+        try:
+            hash(value)
+        except TypeError:
+            raise JitArgumentError(
+                f"static argument {_label(call, i, k, value)} is not hashable, and jit "
+                "keys its cache on static values",
+                "pass a tuple instead of a list, or leave an array argument traced"
+            ) from None
 
 
 def concretization_argument(exc: BaseException, call: ArgCall, static_pos: set,
@@ -182,3 +173,313 @@ def concretization_argument(exc: BaseException, call: ArgCall, static_pos: set,
     return _static_error(call, f"argument {_label(call, index, key, value)} is used as a "
                          f"Python value while tracing ({type(exc).__name__}: {first})",
                          index, key)
+
+
+# ---- partition: what is traced, what is held fixed -------------------------------------
+#
+# The rule (Equinox's `filter_jit`, applied by %jaxpr, %jit_compare and %%shardviz --plan):
+# - a top-level argument that is an array or a Python int, float or complex is traced, as
+#   `jax.jit` traces it (so a number used as a size still needs --static-argnums); a
+#   top-level bool is held fixed (a flag such as `train=True`, `inference=True`, which
+#   library code tests in Python);
+# - inside a container or a module, array leaves are traced and every other leaf
+#   (functions, activation callables, strings, Python numbers in a config) is held fixed;
+# - a top-level argument that is neither (a string, a function, an object) is held fixed;
+# - Flax NNX objects are split into graph and state, as `nnx.jit` splits them: the state's
+#   arrays are traced, the objects rebuilt inside, and the state they change returned;
+# - `static_argnums` / `static_argnames` mark whole arguments static, as under `jax.jit`.
+# Every call rebuilds its own containers and NNX objects, so nothing the user holds is
+# changed by tracing or timing: not a dict, not a model's weights, not an RNG counter.
+
+
+def is_array(x: Any) -> bool:
+    """An array leaf (what Equinox's `is_array` accepts): traced inside containers."""
+    return isinstance(x, (jax.Array, np.ndarray, np.generic)) or hasattr(x, "__jax_array__")
+
+
+def _short(x: Any) -> str:
+    if callable(x) and hasattr(x, "__name__"):
+        return x.__name__
+    r = repr(x)
+    return r if len(r) <= 24 else r[:21] + "..."
+
+
+@dataclass
+class Slot:
+    """One top-level value of a call: the callee's object, a positional or keyword argument.
+
+    kind: traced (arrays, or a pytree of them) | split (array leaves traced, the rest held)
+    | fixed (held whole) | static (marked static by the user) | nnx (NNX graph state).
+    """
+
+    name: str
+    value: Any
+    kind: str
+    dyn: Any = None                       # what the traced function receives for it
+    names: list = field(default_factory=list)    # one per traced leaf, in flat order
+    held: list = field(default_factory=list)     # "name=value" of leaves held fixed
+    treedef: Any = None
+    mask: list = field(default_factory=list)     # split: True where a leaf is traced
+    fixed_leaves: list = field(default_factory=list)
+
+
+def _slot(name: str, value: Any, static: bool, param: str | None = None) -> Slot:
+    if static:
+        return Slot(name, value, "static")
+    libs = _libraries.nnx()
+    if libs is not None and libs.holds_objects(value):
+        return Slot(name, value, "nnx")
+    pairs, treedef = jax.tree_util.tree_flatten_with_path(value)
+    if len(pairs) == 1 and not pairs[0][0]:            # the value is itself one leaf
+        if is_arraylike(value) and not isinstance(value, (bool, np.bool_)):
+            return Slot(name, value, "traced", value, [name], treedef=treedef)
+        if param and param != name:
+            shown = f"{param}={name}"                 # mode='double', act=jax.nn.relu
+        else:
+            shown = name if _short(value) == name else f"{name}={_short(value)}"
+        return Slot(name, value, "fixed", None, held=[shown])
+    paths = [name + jax.tree_util.keystr(p) for p, _ in pairs]
+    mask = [is_array(leaf) for _, leaf in pairs]
+    if all(mask):
+        return Slot(name, value, "traced", value, paths, treedef=treedef, mask=mask)
+    held = [f"{p}={_short(leaf)}" for (p, (_, leaf), m) in zip(paths, pairs, mask) if not m]
+    if not any(mask):
+        return Slot(name, value, "fixed", None, held=held)
+    leaves = [leaf for _, leaf in pairs]
+    return Slot(name, value, "split", [x for x, m in zip(leaves, mask) if m],
+                [p for p, m in zip(paths, mask) if m], held, treedef, mask,
+                [None if m else x for x, m in zip(leaves, mask)])
+
+
+def _rebuild(slot: Slot, dyn: Any) -> Any:
+    """The slot's value for one call, in containers of its own."""
+    if slot.kind == "split":
+        it = iter(dyn)
+        return jax.tree_util.tree_unflatten(
+            slot.treedef, [next(it) if m else x for x, m in zip(slot.fixed_leaves, slot.mask)])
+    if slot.kind == "traced" and slot.mask:         # a container: a fresh copy of it
+        return jax.tree_util.tree_unflatten(slot.treedef, jax.tree_util.tree_leaves(dyn))
+    if slot.kind == "fixed":
+        return slot.value
+    return dyn
+
+
+def _identifier(text: str, taken: set) -> str:
+    name = re.sub(r"\W", "_", text).strip("_") or "callee"
+    name = name if name.isidentifier() else "callee"
+    while name in taken:
+        name += "_"
+    return name
+
+
+class Partition:
+    """A call split the way jit holds it; `function()` is what JAX traces.
+
+    `in_names` names each traced input leaf; `held` what was held fixed; after a trace,
+    `updated` names the NNX state the call changed (returned as extra outputs) and
+    `mutated` the containers it changed in place.
+    """
+
+    def __init__(self, call: ArgCall, static_pos: set, static_names: tuple,
+                 callee_name: str = ""):
+        self.call = call
+        self.func, self.method = call.fun, None
+        owner = getattr(call.fun, "__self__", None)
+        callee = call.fun
+        if owner is not None and not isinstance(owner, type) and _has_state(owner):
+            callee, self.method = owner, call.fun.__name__
+            callee_name = callee_name.rsplit(".", 1)[0] if callee_name.endswith(
+                "." + self.method) else callee_name
+        self.callee = None
+        if _has_state(callee):
+            taken = set(call.params) | set(call.kwargs)
+            self.callee_key = _identifier(callee_name or "self", taken)
+            self.callee = _slot(callee_name or self.callee_key, callee, False)
+        params = call.params
+        self.args = [_slot(call.arg_names[i], a, i in static_pos,
+                           params[i] if i < len(params) else None)
+                     for i, a in enumerate(call.args)]
+        self.kwargs = {k: _slot(call.kwarg_names.get(k, k), v, k in static_names, k)
+                       for k, v in call.kwargs.items()}
+        self._split_nnx()
+        self.updated: list[str] = []
+        self.mutated: list[str] = []
+        self.dropped_outputs = 0
+
+    # ---- NNX ----
+    def _slots(self) -> list[Slot]:
+        return ([self.callee] if self.callee else []) + self.args + list(self.kwargs.values())
+
+    def _split_nnx(self) -> None:
+        self.nnx = [s for s in self._slots() if s.kind == "nnx"]
+        self.graphdef = None
+        if not self.nnx:
+            return
+        libs = _libraries.nnx()
+        self.graphdef, parts = libs.split(tuple(s.value for s in self.nnx))
+        for s, part in zip(self.nnx, parts):
+            s.dyn, s.names = part, libs.leaf_names(s.name, part)
+
+    # ---- what the user sees ----
+    @property
+    def held(self) -> list[str]:
+        return [h for s in self._slots() for h in s.held]
+
+    @property
+    def needs_wrapper(self) -> bool:
+        """jit cannot take the call as it is: a module callee, NNX objects, held leaves."""
+        return self.callee is not None or any(
+            s.kind in ("split", "fixed", "nnx") for s in self._slots())
+
+    def held_note(self, limit: int = 6) -> str:
+        held = self.held
+        if not held:
+            return ""
+        more = f", and {len(held) - limit} more" if len(held) > limit else ""
+        return "held static (not traced): " + ", ".join(held[:limit]) + more
+
+    def notes(self, title: str, kind: str = "") -> list[str]:
+        """One line each: what was held static, what state the call changes, what jit
+        leaves out."""
+        out = []
+        if kind:
+            out.append(f"traced through {kind}: the body of {title}")
+        if self.held_note():
+            out.append(self.held_note())
+        if self.updated:
+            counts = {s.name: sum(n == s.name or n.startswith((s.name + ".", s.name + "["))
+                                  for n in self.updated) for s in self.nnx}
+            shown = " and ".join(f"{k} ({v} array{'s' if v != 1 else ''})"
+                                 for k, v in counts.items() if v)
+            out.append(f"{title} changes {shown}: returned as outputs (updated), as nnx.jit "
+                       "does; your objects were not changed")
+        if self.mutated:
+            out.append(f"{title} changes its input {', '.join(self.mutated)} in place: under "
+                       "jit that change is lost (the caller's object stays as it was)")
+        if self.dropped_outputs:
+            out.append(f"{self.dropped_outputs} output leaves are not arrays (left out)")
+        return out
+
+    def in_names(self, positional: list[int], keys: list[str]) -> list[str]:
+        """Names of the flat inputs of `function()` called with those positions and keys."""
+        slots = {**{k: self.kwargs[k] for k in self.kwargs}}
+        if self.callee is not None:
+            slots[self.callee_key] = self.callee
+        return [n for i in positional for n in self.args[i].names] + \
+            [n for k in sorted(keys) for n in slots[k].names]
+
+    # ---- what JAX traces ----
+    def inputs(self, bind_static: bool) -> tuple[list[int], tuple, dict]:
+        """(traced positions, args, kwargs) for `function(bind_static)`: each slot's traced
+        part; static ones too unless they are bound inside."""
+        pos = [i for i, s in enumerate(self.args) if not (bind_static and s.kind == "static")]
+        args = tuple(s.value if s.kind == "static" else s.dyn for s in
+                     (self.args[i] for i in pos))
+        kwargs = {k: (s.value if s.kind == "static" else s.dyn)
+                  for k, s in self.kwargs.items() if not (bind_static and s.kind == "static")}
+        if self.callee is not None:
+            kwargs[self.callee_key] = self.callee.dyn
+        return pos, args, kwargs
+
+    def jit_static(self, nums, names) -> tuple[tuple, tuple]:
+        """The static options jit accepts for `function(False)`: only arguments given (a
+        jitted callee's own options may name parameters this call leaves at defaults)."""
+        n, params = len(self.args), self.call.params
+        return (tuple(i for i in nums if i < n),
+                tuple(k for k in names if k in self.kwargs
+                      or (k in params and params.index(k) < n)))
+
+    def function(self, bind_static: bool) -> Callable:
+        """The call as a function of `inputs(bind_static)`: rebuilds every container and
+        NNX object, calls, and returns the output's arrays (plus changed NNX state)."""
+        pos, _, _ = self.inputs(bind_static)
+        fun = self.func
+
+        def traced(*args, **kwargs):
+            __tracebackhide__ = True
+            values = {i: a for i, a in zip(pos, args)}
+            full = [values[i] if i in values else s.value for i, s in enumerate(self.args)]
+            kw = {k: kwargs.get(k, s.value) for k, s in self.kwargs.items()}
+            callee_dyn = kwargs.get(self.callee_key) if self.callee is not None else None
+            return self._run(fun, full, kw, callee_dyn)
+
+        traced.__name__ = traced.__qualname__ = _libraries.func_name(fun)
+        traced.__wrapped__ = fun            # JAX's messages name the user's def line
+        traced.__signature__ = self._signature(pos, bind_static)
+        return traced
+
+    def _run(self, fun, args: list, kwargs: dict, callee_dyn) -> Any:
+        __tracebackhide__ = True
+        built = {id(s): _rebuild(s, d) for s, d in
+                 [(s, a) for s, a in zip(self.args, args)] +
+                 [(self.kwargs[k], v) for k, v in kwargs.items()] +
+                 ([(self.callee, callee_dyn)] if self.callee is not None else [])
+                 if s.kind != "nnx"}
+        objs, parts_in = (), []
+        if self.nnx:
+            libs = _libraries.nnx()
+            dyn = {id(s): d for s, d in
+                   [(s, a) for s, a in zip(self.args, args)] +
+                   [(self.kwargs[k], v) for k, v in kwargs.items()] +
+                   ([(self.callee, callee_dyn)] if self.callee is not None else [])}
+            parts_in = [dyn[id(s)] for s in self.nnx]
+            objs = libs.merge(self.graphdef, parts_in)
+            built.update({id(s): o for s, o in zip(self.nnx, objs)})
+        call_args = [built[id(s)] for s in self.args]
+        call_kwargs = {k: built[id(s)] for k, s in self.kwargs.items()}
+        if self.callee is not None:
+            owner = built[id(self.callee)]
+            fun = getattr(owner, self.method) if self.method else owner
+        before = [(s, jax.tree_util.tree_leaves(built[id(s)])) for s in self._slots()
+                  if s.kind in ("traced", "split") and s.mask]
+        parts_in = [jax.tree_util.tree_leaves(p) for p in parts_in]   # before the call
+        out = fun(*call_args, **call_kwargs)
+        self.mutated = [s.name for s, leaves in before
+                        if not _same_leaves(leaves, jax.tree_util.tree_leaves(built[id(s)]))]
+        out = self._arrays(out)
+        if not self.nnx:
+            return out
+        updates, self.updated = [], []
+        for s, old, p_out in zip(self.nnx, parts_in, _libraries.nnx().state_of(objs)):
+            names = _libraries.nnx().leaf_names(s.name, p_out)
+            for nm, leaf, prev in zip(names, jax.tree_util.tree_leaves(p_out),
+                                      old + [None] * len(names)):
+                if leaf is not prev:
+                    updates.append(leaf)
+                    self.updated.append(nm)
+        return (out, updates) if updates else out
+
+    def _arrays(self, out: Any) -> Any:
+        """The output with leaves that are not arrays left out (jit could not return them)."""
+        leaves = jax.tree_util.tree_leaves(out)
+        self.dropped_outputs = sum(not is_arraylike(x) for x in leaves)
+        if not self.dropped_outputs:
+            return out
+        return jax.tree_util.tree_map(lambda x: x if is_arraylike(x) else None, out)
+
+    def _signature(self, pos: list[int], bind_static: bool):
+        """The user's parameter names, so JAX's errors say "argument n"."""
+        P = inspect.Parameter
+        keys = [k for k, s in self.kwargs.items() if not (bind_static and s.kind == "static")]
+        if self.callee is not None:
+            keys.append(self.callee_key)
+        params = self.call.params
+        try:
+            if pos and max(pos) >= len(params):
+                raise ValueError("*args")
+            return inspect.Signature([P(params[i], P.POSITIONAL_OR_KEYWORD) for i in pos]
+                                     + [P(k, P.KEYWORD_ONLY) for k in keys])
+        except ValueError:    # *args, or keywords that are not identifiers
+            return inspect.Signature([P("args", P.VAR_POSITIONAL), P("kwargs", P.VAR_KEYWORD)])
+
+
+def _has_state(x: Any) -> bool:
+    """Holds arrays or NNX state to trace (a module as callee: its weights are inputs)."""
+    libs = _libraries.nnx()
+    if libs is not None and libs.holds_objects(x):
+        return True
+    return any(is_array(leaf) for leaf in jax.tree_util.tree_leaves(x))
+
+
+def _same_leaves(a: list, b: list) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))

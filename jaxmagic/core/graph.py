@@ -368,6 +368,9 @@ def _where(eqn: Any) -> tuple[str, str]:
     file, line, func = src
     text = linecache.getline(file, line).strip()
     func = func.rsplit(".", 1)[-1] if func and func != "<module>" else os.path.basename(file)
+    lib = _compat.library_source(eqn)      # the library line inside the user's, for tooltips
+    if lib is not None:
+        text += f"  (in {lib[2]}, {os.path.basename(lib[0])}:{lib[1]})"
     return f"{func}:{line}", text
 
 

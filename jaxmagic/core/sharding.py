@@ -16,6 +16,15 @@ from typing import Any, Iterable
 import jax
 
 from .. import _compat
+from . import libraries
+from .arguments import (
+    ArgCall,
+    Partition,
+    norm_argnames,
+    norm_argnums,
+    param_names,
+    static_positions,
+)
 
 PMAP_AXIS_LABEL = "pmap axis"
 
@@ -435,17 +444,30 @@ def sharding_detail(sharding: Any) -> str | None:
 
 
 def plan(f: Any, args: tuple, kwargs: dict, *, arg_names: list[str] | None = None,
-         source: str | None = None) -> ShardingModel:
+         source: str | None = None, kwarg_names: dict | None = None,
+         callee_name: str = "") -> ShardingModel:
     """Input and output shardings XLA chose for `f(*args, **kwargs)`; nothing runs.
 
-    `f` must be jitted (have `.lower`): `f.lower(...).compile()` gives the compiled
-    executable's `input_shardings` and `output_shardings`.
+    `f` must be jitted (`jax.jit`, `nnx.jit`, `eqx.filter_jit`): `lower(...).compile()`
+    gives the compiled executable's `input_shardings` and `output_shardings`. Arguments
+    follow %jaxpr's rule (array leaves traced, the rest held static, NNX objects split).
     """
     __tracebackhide__ = True       # the user's error shows their frames, not ours
     name = getattr(f, "__name__", None) or type(f).__name__
-    if not callable(getattr(f, "lower", None)):
+    found = libraries.unwrap_jit(f)
+    if found is None and not callable(getattr(f, "lower", None)):
         raise PlanError(f"--plan needs a call of a jitted function; {name} is not jitted "
                         f"(use jax.jit({name})(...) as the final expression)")
+    names = list(arg_names or [f"args[{i}]" for i in range(len(args))])
+    if found is not None:
+        fun, opts, kind = found
+        call = ArgCall(fun, tuple(args), dict(kwargs), names,
+                       dict(kwarg_names or {k: k for k in kwargs}), name, param_names(fun))
+        nums = norm_argnums(opts.get("static_argnums"), len(args))
+        snames = norm_argnames(opts.get("static_argnames"))
+        part = Partition(call, static_positions(call, nums, snames), snames, callee_name)
+        if kind != "jax.jit" or part.needs_wrapper:
+            return _plan_partition(part, nums, snames, source)
     try:
         lowered = f.lower(*args, **kwargs)
         compiled = lowered.compile()
@@ -457,7 +479,6 @@ def plan(f: Any, args: tuple, kwargs: dict, *, arg_names: list[str] | None = Non
     order, marks = device_order(), {}
     jitted = _compat.jit_options(f)
     static = set(jitted[1].get("static_argnums", ())) if jitted else set()
-    names = list(arg_names or [])
     positional = [i for i in range(len(args)) if i not in static]
     in_section = Section("inputs")
     arg_sh, kw_sh = in_sh
@@ -470,6 +491,45 @@ def plan(f: Any, args: tuple, kwargs: dict, *, arg_names: list[str] | None = Non
         _plan_leaves(in_section, k, kw_sh[k], kw_info[k], order, marks)
     out_section = Section("outputs")
     _plan_leaves(out_section, "out", out_sh, out_info, order, marks)
+    return _model([in_section, out_section], marks, source=source)
+
+
+def _plan_partition(part: Partition, nums: tuple, snames: tuple,
+                    source: str | None) -> ShardingModel:
+    """The plan of a call jit cannot take as it is (a module, NNX objects, strings):
+    compile the partitioned call, each input leaf named by its path."""
+    __tracebackhide__ = True
+    _, args, kwargs = part.inputs(bind_static=False)
+    nums, snames = part.jit_static(nums, snames)
+    jitted = jax.jit(part.function(bind_static=False), static_argnums=nums or None,
+                     static_argnames=snames or None)
+    lowered = jitted.lower(*args, **kwargs)
+    compiled = lowered.compile()
+    is_info = lambda v: hasattr(v, "shape") and hasattr(v, "dtype")  # noqa: E731
+    is_sh = lambda v: isinstance(v, jax.sharding.Sharding)  # noqa: E731
+    positional = [i for i in range(len(args)) if i not in nums]
+    keys = [k for k in kwargs if k not in snames]
+    order, marks = device_order(), {}
+    in_section = Section("inputs")
+    for nm, sh, info in zip(part.in_names(positional, keys),
+                            jax.tree_util.tree_leaves(compiled.input_shardings, is_leaf=is_sh),
+                            jax.tree_util.tree_leaves(compiled.args_info, is_leaf=is_info)):
+        in_section.layouts.append(layout_from(info.shape, info.dtype, sh, path=nm,
+                                              state="planned", order=order, marks=marks))
+    out_section = Section("outputs")
+    out_info = lowered.out_info
+    if part.updated:
+        out_names = ["out" + key_text(p) for p, _ in
+                     jax.tree_util.tree_flatten_with_path(out_info[0], is_leaf=is_info)[0]]
+        out_names += [f"{n} (updated)" for n in part.updated]
+    else:
+        out_names = ["out" + key_text(p) for p, _ in
+                     jax.tree_util.tree_flatten_with_path(out_info, is_leaf=is_info)[0]]
+    for nm, sh, info in zip(out_names,
+                            jax.tree_util.tree_leaves(compiled.output_shardings, is_leaf=is_sh),
+                            jax.tree_util.tree_leaves(out_info, is_leaf=is_info)):
+        out_section.layouts.append(layout_from(info.shape, info.dtype, sh, path=nm,
+                                               state="planned", order=order, marks=marks))
     return _model([in_section, out_section], marks, source=source)
 
 

@@ -32,9 +32,11 @@ import jax
 import numpy as np
 
 from .. import _compat
+from . import libraries
 from .arguments import (
     ArgCall,
     JitArgumentError,
+    Partition,
     check_arguments,
     concretization_argument,
     norm_argnames,
@@ -484,7 +486,7 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
             name: str | None = None, static_argnums=None, static_argnames=None,
             donate_argnums=None, donate_argnames=None, number: int | None = None,
             repeat: int | None = None, budget: float | None = None, eager: bool = True,
-            result: JitMeasurement | None = None) -> JitMeasurement:
+            result: JitMeasurement | None = None, callee_name: str = "") -> JitMeasurement:
     """Measure `func(*args, **kwargs)` eagerly and under `jax.jit`; see the module doc.
 
     Fills and returns `result` (a JitMeasurement, or a subclass such as the view).
@@ -499,10 +501,10 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
     if number is not None and number < 1 or repeat is not None and repeat < 1:
         raise ValueError("number and repeat must be at least 1")
 
-    fun, inherited = func, {}
-    opts = _compat.jit_options(func)
-    if opts is not None:
-        fun, inherited = opts
+    fun, inherited, kind = func, {}, ""
+    found = libraries.unwrap_jit(func)
+    if found is not None:
+        fun, inherited, kind = found
         m.unwrapped_jit = True
     names = list(arg_names) if arg_names is not None else [f"arg{i}" for i in range(len(args))]
     call = ArgCall(fun, tuple(args), kwargs, names,
@@ -534,6 +536,12 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
         raise JitArgumentError(f"argument {call.arg_names[bad[0]]} cannot be both static "
                                "and donated", "donate only array arguments")
     check_arguments(call, static_pos, snames)
+    # what jit traces: array leaves; the rest held fixed; NNX objects split into state.
+    # Every call (eager or jitted) rebuilds its own containers and objects, so the user's
+    # models, optimizers and dicts are exactly as before afterwards.
+    part = Partition(call, static_pos, snames, callee_name=callee_name)
+    _, run_args, run_kwargs = part.inputs(bind_static=False)
+    run = part.function(bind_static=False)
     try:
         m.backend = f"{jax.default_backend()} ({jax.devices()[0].device_kind})"
     except Exception:
@@ -542,19 +550,20 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
     # the jitted side: a wrapper counting traces, with fresh copies of donated inputs
     trace_count = [0]
 
-    @functools.wraps(fun)
+    @functools.wraps(run)
     def traced_fun(*a, **k):
         __tracebackhide__ = True
         trace_count[0] += 1
-        return fun(*a, **k)
+        return run(*a, **k)
 
     jit_kwargs = {}
-    if sn:
-        jit_kwargs["static_argnums"] = sn
-    if snames:
-        jit_kwargs["static_argnames"] = snames
-    if dn:
-        jit_kwargs["donate_argnums"] = dn
+    jit_nums, jit_names = part.jit_static(sn, snames)
+    if jit_nums:
+        jit_kwargs["static_argnums"] = jit_nums
+    if jit_names:
+        jit_kwargs["static_argnames"] = jit_names
+    if given := tuple(i for i in dn if i < n):
+        jit_kwargs["donate_argnums"] = given
     if dnames:
         jit_kwargs["donate_argnames"] = dnames
     jitted = jax.jit(traced_fun, **jit_kwargs)
@@ -562,12 +571,12 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
     donating = bool(donate_pos or donate_keys)
 
     def fresh():
-        a = tuple(_copy(x) if i in donate_pos else x for i, x in enumerate(call.args))
-        k = {key: (_copy(v) if key in donate_keys else v) for key, v in call.kwargs.items()}
+        a = tuple(_copy(x) if i in donate_pos else x for i, x in enumerate(run_args))
+        k = {key: (_copy(v) if key in donate_keys else v) for key, v in run_kwargs.items()}
         return a, k
 
-    donated_values = [call.args[i] for i in donate_pos if i < n] + \
-        [call.kwargs[key] for key in donate_keys]
+    donated_values = [run_args[i] for i in donate_pos if i < n] + \
+        [run_kwargs[key] for key in donate_keys]
     copy_bytes = sum(int(np.size(x)) * np.dtype(x.dtype).itemsize
                      for x in jax.tree_util.tree_leaves(donated_values) if hasattr(x, "dtype"))
 
@@ -597,7 +606,7 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
             #    First, so a function jit cannot handle fails as a JAX error.
             phase = log.phase = "trace"
             before = [(nm, _hash_or_none(v)) for nm, v in statics]
-            a0, k0 = call.args, call.kwargs     # trace/lower/compile run nothing
+            a0, k0 = run_args, run_kwargs      # trace/lower/compile run nothing
             donation_warning = ""
 
             def aot():
@@ -624,6 +633,7 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
                         problem.original = e        # JAX's error, kept without its trace
                         raise problem from None
                     raise
+            m.notes[:0] = part.notes(libraries.func_name(fun), kind)
             for w in caught:
                 text = str(w.message)
                 if "donated buffers" in text or "Donation is not implemented" in text:
@@ -650,7 +660,7 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
 
             def first_call():
                 __tracebackhide__ = True
-                a, k = fresh() if donating else (call.args, call.kwargs)
+                a, k = fresh() if donating else (run_args, run_kwargs)
                 if donating:
                     jax.block_until_ready((a, k))
                 t0 = time.perf_counter()
@@ -667,7 +677,7 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
                 def eager_once():
                     __tracebackhide__ = True
                     t0 = time.perf_counter()
-                    out = fun(*call.args, **call.kwargs)
+                    out = run(*run_args, **run_kwargs)
                     jax.block_until_ready(out)
                     return out, time.perf_counter() - t0
 
@@ -676,27 +686,28 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
             if eager_first is not None:
                 m.results_match, m.max_abs_diff, m.max_rel_diff, m.leaves = \
                     compare_outputs(eager_first, jit_first)
+                _name_updates(m.leaves, part.updated)
 
             # 3. steady jit
             phase = log.phase = "steady jit"
             share = m.budget_s * (0.5 if eager else 1.0)
-            timer = _Timer(jitted, call.args, call.kwargs, _blocker(jit_first),
+            timer = _Timer(jitted, run_args, run_kwargs, _blocker(jit_first),
                            fresh if donating else None, copy_bytes)
             m.jit_loops, m.jit_repeats = guarded(
                 lambda: timer.run(share, number, repeat, m.jit_runs))
             m.jit_s, m.jit_spread_s = _summary(m.jit_runs)
-            a, k = fresh() if donating else (call.args, call.kwargs)
+            a, k = fresh() if donating else (run_args, run_kwargs)
             jit_last = jitted(*a, **k)
             m.jit_varies = not _same(jit_first, jit_last)
 
             # 4. steady eager
             if eager:
                 phase = log.phase = "steady eager"
-                timer = _Timer(fun, call.args, call.kwargs, _blocker(eager_first), None, 0)
+                timer = _Timer(run, run_args, run_kwargs, _blocker(eager_first), None, 0)
                 m.eager_loops, m.eager_repeats = guarded(
                     lambda: timer.run(m.budget_s - share, number, repeat, m.eager_runs))
                 m.eager_s, m.eager_spread_s = _summary(m.eager_runs)
-                eager_last = fun(*call.args, **call.kwargs)
+                eager_last = run(*run_args, **run_kwargs)
                 m.eager_varies = not _same(eager_first, eager_last)
                 if m.jit_s:
                     m.speedup = m.eager_s / m.jit_s
@@ -721,6 +732,20 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
             m.hints = _hints(m)
             m.total_s = time.perf_counter() - t_start
     return m
+
+
+def _name_updates(leaves: list, updated: list) -> None:
+    """Outputs `(out, [state...])` of a call that changes NNX state: name each leaf as the
+    trace does (`[1][3]` is `optimizer.step (updated)`, `[0]['loss']` is `['loss']`)."""
+    if not updated:
+        return
+    for d in leaves:
+        m = re.match(r"^\[(0|1)\](.*)$", d.path)
+        if m and m.group(1) == "0":
+            d.path = m.group(2) or "output"
+        elif m and re.fullmatch(r"\[(\d+)\]", m.group(2)):
+            i = int(m.group(2)[1:-1])
+            d.path = f"{updated[i]} (updated)" if i < len(updated) else d.path
 
 
 def _analyses(m: JitMeasurement, compiled: Any) -> None:

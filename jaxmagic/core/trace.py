@@ -1,17 +1,22 @@
-"""Trace a call to its jaxpr, naming every input and output by source text and pytree path."""
+"""Trace a call to its jaxpr, naming every input and output by source text and pytree path.
+
+A jitted callee (`jax.jit`, `nnx.jit`, `eqx.filter_jit`, a partial of one) is traced
+through: the jaxpr is its function's body. Arguments are split by `arguments.Partition`:
+array leaves traced, everything else held fixed, NNX objects split into graph and state.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import jax
 
 from .. import _compat
+from . import libraries
 from .arguments import (
     ArgCall,
     JitArgumentError,
-    StaticArgumentError,
-    check_arguments,
+    Partition,
     concretization_argument,
     param_names,
 )
@@ -29,6 +34,8 @@ class Traced:
     call: BoundCall
     static_argnums: tuple[int, ...]
     static_argnames: tuple[str, ...]
+    notes: list[str] = field(default_factory=list)   # what was held static, changed, ...
+    partition: Partition | None = None
 
 
 def _normalise(static_argnums, static_argnames, nargs: int):
@@ -43,15 +50,22 @@ def _leaf_names(prefix: str, tree: Any) -> list[str]:
     return [prefix + jax.tree_util.keystr(path) for path, _ in leaves]
 
 
-def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
-          static_argnames: Sequence[str] | str | None = None) -> Traced:
-    """Trace `call` with its static arguments held fixed (as `jax.jit` would)."""
-    __tracebackhide__ = True      # the user's error shows their frames, not ours
+def resolve(call: BoundCall, static_argnums=None, static_argnames=None):
+    """(ArgCall, title, static positions, static names, jit kind) for `call`: a jitted
+    callee is unwrapped to its Python function, keeping its static options unless others
+    are given."""
+    fun, title, kind = call.func, call.label, ""
+    found = libraries.unwrap_jit(call.func)
+    if found is not None:
+        fun, opts, kind = found
+        title = libraries.func_name(fun)
+        if static_argnums is None and static_argnames is None:     # as jit applies them:
+            static_argnums = [i for i in opts.get("static_argnums", ())   # to the arguments
+                              if -len(call.args) <= i < len(call.args)]  # given
+            static_argnames = opts.get("static_argnames")
+    info = ArgCall(fun, tuple(call.args), dict(call.kwargs), list(call.arg_names),
+                   dict(call.kwarg_names), call.source, param_names(fun))
     nums, names = _normalise(static_argnums, static_argnames, len(call.args))
-    # the same argument checks as %jit_compare: a str or an int used as a size says which
-    # argument to mark static, instead of JAX's error about our wrapper's arguments
-    info = ArgCall(call.func, tuple(call.args), dict(call.kwargs), list(call.arg_names),
-                   dict(call.kwarg_names), call.source, param_names(call.func))
     nums = tuple(sorted(set(nums) | {info.params.index(k) for k in names if k in info.params
                                      and info.params.index(k) < len(call.args)}))
     for n in nums:
@@ -59,65 +73,51 @@ def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
             raise JitArgumentError(f"static_argnums {n} is out of range for "
                                    f"{len(call.args)} positional arguments",
                                    "count positional arguments from 0")
-    dyn_pos = [i for i in range(len(call.args)) if i not in nums]
-    dyn_kw = sorted(k for k in call.kwargs if k not in names)  # pytree order
+    return info, title, nums, names, kind
 
-    def fixed(*dyn_args, **dyn_kwargs):
-        __tracebackhide__ = True
-        args = list(call.args)
-        for i, v in zip(dyn_pos, dyn_args):
-            args[i] = v
-        kwargs = {**{k: v for k, v in call.kwargs.items() if k in names}, **dyn_kwargs}
-        return call.func(*args, **kwargs)
 
-    fixed.__name__ = fixed.__qualname__ = call.func_name
-    fixed.__wrapped__ = call.func            # JAX's messages name the user's def line
-    fixed.__signature__ = _dynamic_signature(info.params, dyn_pos, dyn_kw)
-    dyn_args = [call.args[i] for i in dyn_pos]
-    dyn_kwargs = {k: call.kwargs[k] for k in dyn_kw}
+def _make_jaxpr(fn, args: tuple, kwargs: dict):
+    """The one place a jaxpr is made."""
+    __tracebackhide__ = True
+    return jax.make_jaxpr(fn, return_shape=True)(*args, **kwargs)
+
+
+def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
+          static_argnames: Sequence[str] | str | None = None) -> Traced:
+    """Trace `call` with its static arguments held fixed (as `jax.jit` would)."""
+    __tracebackhide__ = True      # the user's error shows their frames, not ours
+    info, title, nums, names, kind = resolve(call, static_argnums, static_argnames)
+    part = Partition(info, set(nums), names, callee_name=call.func_src)
+    pos, dyn_args, dyn_kwargs = part.inputs(bind_static=True)
     try:
-        check_arguments(info, set(nums), names)
-    except StaticArgumentError:
-        raise
-    except JitArgumentError:       # an unhashable static argument: tracing does not mind
-        pass
-    try:
-        closed, out_shape = jax.make_jaxpr(fixed, return_shape=True)(*dyn_args, **dyn_kwargs)
+        closed, out_shape = _make_jaxpr(part.function(bind_static=True), dyn_args, dyn_kwargs)
     except Exception as e:
+        # a str or an int used as a size says which argument to mark static, instead of
+        # JAX's error about our wrapper's arguments
         problem = concretization_argument(e, info, set(nums), names)
         if problem is None:
             raise
         problem.original = e
         raise problem from None
 
-    in_names = [n for i in dyn_pos for n in _leaf_names(call.arg_names[i], call.args[i])]
-    in_names += [n for k in dyn_kw for n in _leaf_names(call.kwarg_names[k], call.kwargs[k])]
-    out_names = _leaf_names("out", out_shape)
-    return Traced(closed, in_names, out_names, call.label, call, nums, names)
-
-
-def _dynamic_signature(params: list[str], dyn_pos: list[int], dyn_kw: list[str]):
-    """The traced wrapper's signature in the user's parameter names, so JAX's errors say
-    "argument n" rather than "dyn_args[1]"."""
-    import inspect
-
-    P = inspect.Parameter
-    try:
-        if dyn_pos and max(dyn_pos) >= len(params):
-            raise ValueError("*args")
-        return inspect.Signature([P(params[i], P.POSITIONAL_ONLY) for i in dyn_pos]
-                                 + [P(k, P.KEYWORD_ONLY) for k in dyn_kw])
-    except ValueError:    # *args, or keywords that are not identifiers
-        return inspect.Signature([P("args", P.VAR_POSITIONAL), P("kwargs", P.VAR_KEYWORD)])
+    in_names = part.in_names(pos, list(dyn_kwargs))
+    if part.updated:
+        out_names = _leaf_names("out", out_shape[0]) + [f"{n} (updated)" for n in part.updated]
+    else:
+        out_names = _leaf_names("out", out_shape)
+    return Traced(closed, in_names, out_names, title, call, nums, names,
+                  part.notes(title, kind), part)
 
 
 def stage_text(traced: Traced, stage: str) -> str:
     """Lowered StableHLO, or compiled HLO preceded by its cost and memory analysis."""
     __tracebackhide__ = True
-    call = traced.call
-    jitted = jax.jit(call.func, static_argnums=traced.static_argnums or None,
-                     static_argnames=traced.static_argnames or None)
-    lowered = jitted.lower(*call.args, **call.kwargs)
+    part = traced.partition
+    _, args, kwargs = part.inputs(bind_static=False)
+    nums, names = part.jit_static(traced.static_argnums, traced.static_argnames)
+    jitted = jax.jit(part.function(bind_static=False), static_argnums=nums or None,
+                     static_argnames=names or None)
+    lowered = jitted.lower(*args, **kwargs)
     if stage == "lowered":
         return lowered.as_text()
     compiled = lowered.compile()
@@ -127,8 +127,8 @@ def stage_text(traced: Traced, stage: str) -> str:
         mem = compiled.memory_analysis()
     except Exception:  # not every backend reports memory
         mem = None
-    for field in ("argument", "output", "temp", "generated_code"):
-        size = getattr(mem, f"{field}_size_in_bytes", None)
+    for field_ in ("argument", "output", "temp", "generated_code"):
+        size = getattr(mem, f"{field_}_size_in_bytes", None)
         if size is not None:
-            lines.append(f"// {field.replace('_', ' ')} bytes: {size:,}")
+            lines.append(f"// {field_.replace('_', ' ')} bytes: {size:,}")
     return "\n".join(lines + [compiled.as_text()])

@@ -83,7 +83,7 @@ class JaxprView:
 
     @cached_property
     def _drawn(self) -> _Drawn:
-        notes: list[str] = []
+        notes: list[str] = list(self.full.notes)     # from tracing: what was held static
         start = time.perf_counter()
         last = None
         for g in self._levels():

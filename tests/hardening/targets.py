@@ -82,11 +82,12 @@ def impure_target(p: str):
 
 
 def needs_static(p: str):
-    """(h, d, s) for `%jit_compare h(d[p], s[p])`: s[p] is a string, jit cannot trace it."""
-    def h(x, label):
-        return x * len(label)
+    """(h, d, s) for `%jit_compare h(d[p], s[p])`: s[p] is an int used as a size, so it
+    must be static (a string would be held static on its own)."""
+    def h(x, size):
+        return x * jnp.ones(size).sum()
 
-    return rename(h, p), {p: jnp.ones(3)}, {p: p}
+    return rename(h, p), {p: jnp.ones(3)}, {p: 2}
 
 
 def boom(p: str):

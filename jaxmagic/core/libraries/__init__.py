@@ -1,0 +1,67 @@
+"""Model libraries (Flax NNX, Equinox, ...): each module knows one library's objects.
+
+A module here is consulted only when the user has already imported its library (it is in
+`sys.modules`); jaxmagic never imports a model library itself, and each library's private
+names stay in its own module.
+"""
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Any, Callable
+
+from ... import _compat
+
+
+def nnx():
+    """The Flax NNX support module, when the user has imported `flax.nnx`; else None."""
+    if "flax.nnx" not in sys.modules:
+        return None
+    from . import flax_nnx
+
+    return flax_nnx
+
+
+def unwrap_jit(f: Any) -> tuple[Callable, dict, str] | None:
+    """(Python function, jit options, wrapper name) of a jitted callee, else None.
+
+    Knows `jax.jit`, `nnx.jit`, `eqx.filter_jit` and a `functools.partial` of any of them
+    (and jit of a partial: the function is the partial, named by what it wraps)."""
+    if isinstance(f, functools.partial):
+        inner = unwrap_jit(f.func)
+        if inner is None:
+            return None
+        fun, opts, kind = inner
+        return functools.partial(fun, *f.args, **f.keywords), _shift(opts, len(f.args)), kind
+    opts = _compat.jit_options(f)
+    if opts is not None:
+        return opts[0], opts[1], "jax.jit"
+    if "flax.nnx" in sys.modules:
+        from . import flax_nnx
+
+        found = flax_nnx.unwrap_jit(f)
+        if found is not None:
+            return found[0], found[1], "nnx.jit"
+    if "equinox" in sys.modules:
+        from . import equinox
+
+        fun = equinox.unwrap_jit(f)
+        if fun is not None:
+            return fun, {}, "eqx.filter_jit"
+    return None
+
+
+def _shift(opts: dict, bound: int) -> dict:
+    """A partial binds `bound` leading arguments: static/donate positions move down."""
+    out = dict(opts)
+    for key in ("static_argnums", "donate_argnums"):
+        if key in out:
+            out[key] = tuple(i - bound for i in out[key] if i >= bound)
+    return out
+
+
+def func_name(f: Any) -> str:
+    """The name of the Python function a callee runs (through partials and jit)."""
+    while isinstance(f, functools.partial):
+        f = f.func
+    return getattr(f, "__name__", None) or type(f).__name__
