@@ -1,7 +1,8 @@
 """Every private or version-dependent JAX name jaxmagic uses, in one place.
 
-Supported: JAX 0.7 (mid-2025) to 0.12. `ClosedJaxpr` merged into `Jaxpr` in 0.12; scan's
-`num_consts`/`num_carry` became a flat-tree `ft_in`; source info lives in `jax._src`.
+Supported: JAX 0.7.2 (mid-2025) and newer, as pyproject.toml says; CI runs every minor to
+0.12. `ClosedJaxpr` merged into `Jaxpr` in 0.12; scan's `num_consts`/`num_carry` became a
+flat-tree `ft_in`; source info lives in `jax._src`.
 """
 from __future__ import annotations
 
