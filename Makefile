@@ -1,14 +1,18 @@
 # Two commands do everything on a fresh machine: `make demo` and `make test`.
-PYTHON ?= python3
+# The first of these that is a Python pyproject.toml accepts (python3 may be too old,
+# e.g. 3.10 on Ubuntu 22.04).
+PYTHON ?= $(firstword $(foreach p,python3 python3.13 python3.12 python3.11,\
+  $(shell $(p) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null && echo $(p))))
 VENV   ?= .venv
 JAX    ?=
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export XLA_FLAGS ?= --xla_force_host_platform_device_count=8
 
-.PHONY: demo test bench gallery system clean
+.PHONY: demo test test-fast bench gallery system clean
 
 $(STAMP): pyproject.toml
+	@[ -n "$(PYTHON)" ] || { echo "jaxmagic needs Python 3.11 or newer (python3 is older)" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]' $(JAX)
@@ -23,6 +27,10 @@ demo: $(STAMP)
 
 test: $(STAMP) system
 	$(BIN)/python -m pytest -q
+
+# Without the browser, notebook, JupyterLab and multi-process tests (a few minutes).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow and not browser"
 
 bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done

@@ -1,10 +1,12 @@
 """Every private or version-dependent JAX name jaxmagic uses, in one place.
 
-Supported: JAX 0.7 (mid-2025) to 0.12. `ClosedJaxpr` merged into `Jaxpr` in 0.12; scan's
-`num_consts`/`num_carry` became a flat-tree `ft_in`; source info lives in `jax._src`.
+Supported: JAX 0.7.2 (mid-2025) and newer, as pyproject.toml says; CI runs every minor to
+0.12. `ClosedJaxpr` merged into `Jaxpr` in 0.12; scan's `num_consts`/`num_carry` became a
+flat-tree `ft_in`; source info lives in `jax._src`.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import jax
@@ -131,6 +133,24 @@ def cost_analysis(compiled: Any) -> dict:
     return dict(cost or {})
 
 
+# ---- error texts (core/checks/runtime.py) ------------------------------------------------
+# Where JAX raises a plain Python exception, its text is all there is to recognise it by.
+# Each entry: (first release, last release or None for "to the newest"), text.
+
+# IndexError for a NumPy-style slice with traced bounds, `x[i:i + 2]` under jit.
+TRACED_SLICE_TEXTS = (
+    ((0, 7, 0), (0, 8, 1), "Array slice indices must have static start/stop/step"),
+    ((0, 8, 2), (0, 11, 0), "Slice entries must be static integers"),
+    ((0, 11, 1), None, "Array slice indices must have static start/stop/step"),
+)
+
+
+def is_traced_slice_error(exc: BaseException) -> bool:
+    """`x[i:j]` with traced i or j. Any release's text is accepted, not only this one's."""
+    return isinstance(exc, IndexError) and any(t in str(exc) for _, _, t in TRACED_SLICE_TEXTS)
+
+
+
 # ---- %jit_compare (core/timing.py) ------------------------------------------------------
 
 # Loggers that emit "TRACING CACHE MISS" explanations (jax_explain_cache_misses):
@@ -176,9 +196,17 @@ def jit_cache_size(f: Any) -> int:
 
 # ---- %devices / %%shardviz (core/devices.py, core/sharding.py) ----------------------------
 
-# pmap's default axis_name. In 0.12 pmap is built on shard_map and its outputs carry a
-# NamedSharding over a one-axis mesh of this name; 0.7 returns a PmapSharding instead.
+# pmap's own mesh axis when the user names none. Up to 0.7 pmap returns a PmapSharding;
+# from 0.8 it is built on shard_map and returns a NamedSharding over a one-axis mesh named
+# `repr(core._TempAxisName(fun))`, '<axis 0x7f…>', in 0.8.0–0.10.1, and this from 0.10.2:
 PMAP_INTERNAL_AXIS = "_internal_pmap_axis_name"
+_PMAP_TEMP_AXIS = re.compile(r"<axis 0x[0-9a-f]+>")
+
+
+def is_pmap_axis(name: Any) -> bool:
+    """Whether a mesh axis name is the one jax.pmap made up for its own mesh."""
+    return name == PMAP_INTERNAL_AXIS or (
+        isinstance(name, str) and _PMAP_TEMP_AXIS.fullmatch(name) is not None)
 
 
 def pmap_sharding_dims(sharding: Any) -> tuple[int, tuple[int, ...]] | None:

@@ -1,5 +1,6 @@
 """Real JAX on 8 virtual CPU devices, and a real IPython shell with the extension loaded."""
 import os
+import signal
 
 os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
                            + " --xla_force_host_platform_device_count=8").strip()
@@ -26,6 +27,16 @@ def ip(shell):
     """The shared shell, with the extension loaded and the magics' config reset."""
     yield shell
     shell.run_line_magic("load_ext", "jaxmagic")
+
+
+@pytest.fixture
+def default_sigint():
+    """Python's own Ctrl-C handler during a test that sends SIGINT: a suite a script
+    starts in the background (`cmd &`) inherits SIGINT ignored, and then neither a real
+    SIGINT nor `_thread.interrupt_main` raises KeyboardInterrupt."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
 
 
 def run(ip, cell):

@@ -282,6 +282,7 @@ CHECK_JS = r"""
 """
 
 
+@pytest.mark.browser
 def test_all_outputs_in_chromium(outputs):
     from notebook_support import launch, need_chromium
 

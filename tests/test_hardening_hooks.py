@@ -94,7 +94,7 @@ def tangled():
 
 
 @pytest.mark.parametrize("engine", ["dot", "wasm"])
-def test_ctrl_c_during_layout(ip, tangled, engine):
+def test_ctrl_c_during_layout(ip, tangled, engine, default_sigint):
     if not layout.available(engine):
         pytest.skip(f"{engine} is not installed")   # (both are in CI)
     budget = 8.0
@@ -147,7 +147,7 @@ def test_timing_stays_within_its_budget(ip):
     assert view.jit_repeats >= 1 and view.eager_repeats >= 1
 
 
-def test_ctrl_c_during_timing(ip):
+def test_ctrl_c_during_timing(ip, default_sigint):
     """%jit_compare stops its timing loop at once and shows what it measured."""
     ip.run_cell("import jax.numpy as jnp\ndef slowish(v):\n    return jnp.tanh(v @ v.T)\n"
                 "m0 = jnp.ones((64, 64))")

@@ -295,6 +295,8 @@ def counted_step(x, cfg):
 
 
 def test_retraces_are_counted_and_explained(sh):
+    if (0, 9, 0) <= _compat.JAX_VERSION <= (0, 10, 2):
+        pytest.skip("JAX 0.9.0-0.10.2 do not retrace here (test_releases.py covers them)")
     run(sh, RETRACE)
     r = comparison(sh, f"{FAST} --static-argnums 1 step(X, Stamp())")
     assert r.traces > 2
@@ -387,7 +389,7 @@ def test_user_setting_of_explain_flag_is_kept(sh):
         jax.config.update("jax_explain_cache_misses", False)
 
 
-def test_ctrl_c_returns_partial_results(sh):
+def test_ctrl_c_returns_partial_results(sh, default_sigint):
     before = _globals_state()
     timer = threading.Timer(1.5, _thread.interrupt_main)     # well past compiling
     timer.start()

@@ -170,7 +170,7 @@ class ShardingModel:
 
 def axis_label(name: Any) -> str:
     """A mesh axis name as shown: pmap's internal default name becomes 'pmap axis'."""
-    return PMAP_AXIS_LABEL if name == _compat.PMAP_INTERNAL_AXIS else str(name)
+    return PMAP_AXIS_LABEL if _compat.is_pmap_axis(name) else str(name)
 
 
 def _spec_entry(entry: Any) -> str:
@@ -302,7 +302,7 @@ def layout_from(shape: tuple[int, ...], dtype: Any, sharding: Any, *, path: str 
             for i, n in enumerate(names))
         lay.spec = spec_text(spec)
         lay.dim_axes = _dim_axes(spec, len(shape))
-        if _compat.PMAP_INTERNAL_AXIS in names:
+        if any(_compat.is_pmap_axis(n) for n in names):
             lay.notes.append("made by jax.pmap (a NamedSharding over pmap's mesh axis)")
         if value is not None and any(a.type == "Explicit" for a in lay.mesh):
             try:

@@ -401,6 +401,18 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
+def _unstable_hash_note(name: str, traces: int) -> str:
+    """What a static argument whose hash changes each time cost, as measured. Most JAX
+    releases trace the function again on every call; 0.9–0.10 find the trace in their
+    trace cache (its key leaves the static value's hash out), but jit's C++ fast path
+    still misses on every call and dispatches through Python."""
+    head = f"static argument {name} hashes differently each time it is hashed, so "
+    if traces > 1:
+        return head + "jit never finds it in its cache: every call traces the function again"
+    return head + ("jit's fast path misses its cache on every call and dispatches through "
+                   "Python (this JAX's trace cache still matched it: no retrace)")
+
+
 def _hints(m: JitMeasurement) -> list[str]:
     out = []
     if m.eager_varies:
@@ -601,6 +613,7 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
                                "on this key); measured without explanations")
                 return step()
 
+        unstable = []           # static arguments whose hash changes every time
         try:
             # 1. first jit call: trace, lower, compile, then the first real call.
             #    First, so a function jit cannot handle fails as a JAX error.
@@ -647,8 +660,7 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
             for (nm, h0), (_, v) in zip(before, statics):
                 h1, h2 = _hash_or_none(v), _hash_or_none(v)
                 if h1 != h2:
-                    m.static_notes.append(f"static argument {nm} hashes differently each time "
-                                          "it is hashed, so jit never finds it in its cache")
+                    unstable.append(nm)
                 elif h0 != h1:
                     m.static_notes.append(f"static argument {nm} changed while the function "
                                           "was traced (its hash changed): the function "
@@ -719,6 +731,7 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
                 m.speedup = m.eager_s / m.jit_s
         finally:
             m.traces = trace_count[0]
+            m.static_notes += [_unstable_hash_note(nm, m.traces) for nm in unstable]
             jit_phases = ("trace", "lower", "compile", "first call", "steady jit")
             misses = [msg for ph, msg in log.records if ph in jit_phases]
             # the first trace of the function is expected; later ones are retraces

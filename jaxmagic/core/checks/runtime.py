@@ -14,6 +14,7 @@ import re
 import types
 from typing import Callable
 
+from ... import _compat
 from ..errors import is_cell, is_user_file
 from .jaxapi import _LAX_BINARY
 from .model import RULES, Finding
@@ -144,7 +145,7 @@ def _classify(exc: BaseException, line: str, frame) -> tuple[str, set[str], dict
         if m:
             facts["type"] = m.group(1)
         return "JX602", {"JX602"}, facts
-    if isinstance(exc, IndexError) and "slice indices must have static" in msg:
+    if _compat.is_traced_slice_error(exc):
         return "JX206", {"JX206"}, facts
     if isinstance(exc, AttributeError) and msg.strip("'\" ") == "__delitem__":
         if re.match(r"\s*del\s", line) and _line_has_jax_array(line, frame,
