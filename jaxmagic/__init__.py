@@ -10,12 +10,13 @@ from .api import (
     compare_jit,
     devices_info,
     explain,
+    profile,
     sharding_plan,
     sharding_view,
     trace,
 )
 
-__all__ = ["trace", "compare_jit", "check_source", "explain", "devices_info",
+__all__ = ["trace", "profile", "compare_jit", "check_source", "explain", "devices_info",
            "sharding_view", "sharding_plan", "load_ipython_extension",
            "unload_ipython_extension"]
 __version__ = "0.1.0"
