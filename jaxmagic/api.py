@@ -109,9 +109,26 @@ def compare_call(call: BoundCall, **options: Any) -> "JitComparison":
     from .core.timing import measure
     from .render.jit import JitComparison
 
-    return measure(call.func, call.args, call.kwargs, arg_names=call.arg_names,
-                   kwarg_names=call.kwarg_names, name=call.source, result=JitComparison(),
-                   **options)
+    result = measure(call.func, call.args, call.kwargs, arg_names=call.arg_names,
+                     kwarg_names=call.kwarg_names, name=call.source, result=JitComparison(),
+                     **options)
+    if result.speedup is not None and result.speedup < 1:   # say where the work is
+        result.costliest = _costliest_groups(call, result)
+    return result
+
+
+def _costliest_groups(call: BoundCall, m: Any) -> list[tuple[str, float]]:
+    """The three costliest groups of the call by estimated flops (name, share)."""
+    from .core.profile import cost_rows
+    from .render.costs import Costs
+
+    try:
+        traced = _trace.trace(call, static_argnums=m.static_argnums or None,
+                              static_argnames=m.static_argnames or None)
+        rows, _, _ = cost_rows(traced, _graph.build(traced), profile=False)
+    except Exception:      # the comparison stands without it
+        return []
+    return [(g.name, g.share) for g in Costs.of(rows).costliest_groups(3)]
 
 
 # ---- %jaxcheck: JAX's sharp bits ---------------------------------------------------------

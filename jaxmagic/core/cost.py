@@ -185,6 +185,7 @@ class CostRow:
     parents: tuple[int, ...] = ()    # enclosing nested-jaxpr equations
     split: bool = False        # its time is a share of a fusion with other equations
     is_op: bool = True         # False: a scan/jit/… equation, its loop or call overhead
+    backward: bool = False     # emitted by reverse-mode differentiation
 
 
 def _chain(graph: Any, cluster: int | None) -> tuple[int, ...]:
@@ -222,7 +223,7 @@ def rows(graph: Any, estimates: list[EqnCost], seconds: dict[int, float] | None 
             None if seconds is None else seconds.get(e.index, 0.0),
             value / total if total else 0.0, where,
             " › ".join(graph.clusters[c].title for c in chain), chain, e.parents,
-            e.index in split, e.is_op))
+            e.index in split, e.is_op, bool(node and node.backward)))
     return out
 
 

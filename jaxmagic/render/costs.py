@@ -109,16 +109,34 @@ class Costs:
         """The `n` costliest equations, costliest first."""
         return sorted((r for r in self.rows if r.share > 0), key=lambda r: -r.share)[:n]
 
-    def groups(self) -> list[Group]:
-        """Every group with its summed cost, costliest first."""
+    def groups(self, by: str = "call") -> list[Group]:
+        """Every group with its summed cost, costliest first.
+
+        `by="call"`: the chain of clusters around each equation (call tree, nested jaxpr,
+        named scope); a name shared by several instances gets "(2)", "(3)"…
+        `by="line"`: the user's line and pass ("block:4 · backward").
+        """
         acc: dict[tuple, list[CostRow]] = defaultdict(list)
         for r in self.rows:
-            acc[(r.group, r.clusters)].append(r)
-        out = [Group(name or "top level", clusters,
-                     sum(r.seconds or 0.0 for r in rs) if self.profiled else None,
-                     sum(r.flops for r in rs), sum(r.share for r in rs), len(rs))
-               for (name, clusters), rs in acc.items()]
+            key = (r.group, r.clusters) if by == "call" else \
+                (f"{r.where or '?'} · {'backward' if r.backward else 'forward'}", ())
+            acc[key].append(r)
+        seen: dict[str, int] = defaultdict(int)
+        out = []
+        for (name, clusters), rs in acc.items():
+            name = name or "top level"
+            seen[name] += 1
+            out.append(Group(name + (f" ({seen[name]})" if seen[name] > 1 else ""), clusters,
+                             sum(r.seconds or 0.0 for r in rs) if self.profiled else None,
+                             sum(r.flops for r in rs), sum(r.share for r in rs), len(rs)))
         return sorted(out, key=lambda g: -g.share)
+
+    def costliest_groups(self, n: int = 3) -> list[Group]:
+        """The `n` costliest groups of the call tree; of lines and passes when most of the
+        cost sits outside any group (a graph with no call tree to speak of)."""
+        groups = self.groups()
+        flat = not groups or (groups[0].clusters == () and groups[0].share > 0.5)
+        return (self.groups("line") if flat else groups)[:n]
 
     # ---- the overlay on a drawn graph ----------------------------------------------------
 
@@ -126,9 +144,8 @@ class Costs:
         amount = fmt_time(value) if self.profiled else fmt_si(value, "flop")
         return f"{amount} · {percent(share)}"
 
-    def overlay(self, g: Graph) -> dict:
-        """`to_dot` keyword arguments: per node and per cluster (fill, line, emphasised)."""
-        total = sum(self._value(r) for r in self.rows) or 1.0
+    def _node_values(self, g: Graph) -> dict[int, float]:
+        """Time (or flops) per drawn node: the equations it stands for."""
         by_index = {r.index: r for r in self.rows}
         # a loop's or call's own time goes to the node that holds all of its equations
         holders = [(self._value(h), {r.index for r in self.rows if h.index in r.parents})
@@ -141,6 +158,12 @@ class Costs:
             value = sum(self._value(by_index[e]) for e in eqns if e in by_index)
             value += sum(v for v, inside in holders if inside and inside <= eqns)
             nodes[n.id] = value
+        return nodes
+
+    def overlay(self, g: Graph) -> dict:
+        """`to_dot` keyword arguments: per node and per cluster (fill, line, emphasised)."""
+        total = sum(self._value(r) for r in self.rows) or 1.0
+        nodes = self._node_values(g)
         costliest = sorted((i for i in nodes if nodes[i] > 0), key=lambda i: -nodes[i])
         costliest = set(costliest[:TOP_GROUPS])
         node_overlay = {}
@@ -179,7 +202,15 @@ class Costs:
     def _group_table(self, n: int = 10) -> list[list[str]]:
         return [[percent(gr.share),
                  fmt_time(gr.seconds) if self.profiled else fmt_si(gr.flops, "flop"),
-                 gr.name, str(gr.equations)] for gr in self.groups()[:n]]
+                 gr.name, str(gr.equations)] for gr in self.costliest_groups(n)]
+
+    def _node_table(self, g: Graph, n: int = 10) -> list[list[str]]:
+        values = self._node_values(g)
+        total = sum(self._value(r) for r in self.rows) or 1.0
+        top = sorted((i for i in values if values[i] > 0), key=lambda i: -values[i])[:n]
+        return [[percent(values[i] / total),
+                 fmt_time(values[i]) if self.profiled else fmt_si(values[i], "flop"),
+                 g.nodes[i].title, g.nodes[i].where or "—"] for i in top]
 
     def footnotes(self) -> list[str]:
         out = list(self.notes)
@@ -218,17 +249,23 @@ class Costs:
                 f'<span style="border:2px solid {EMPHASIS};padding:0 3px">outlined</span> '
                 f'the {TOP_GROUPS} costliest nodes</div>')
 
-    def side_html(self) -> str:
-        """Legend, headline and the top-10 tables: what sits beside the picture."""
+    def side_html(self, g: Graph | None = None) -> str:
+        """Legend, headline and the top-10 tables: what sits beside the picture of `g`."""
         esc_rows = lambda rows: [[H.esc(c) for c in row] for row in rows]  # noqa: E731
-        groups = H.table(esc_rows(self._group_table()), ["share", "amount", "group", "eqns"])
+        if g is not None:      # the groups as drawn: call nodes, grouped lines, equations
+            groups = H.table(esc_rows(self._node_table(g)), ["share", "amount", "node",
+                                                             "where"])
+        else:
+            groups = H.table(esc_rows(self._group_table()), ["share", "amount", "group",
+                                                             "eqns"])
         eqns = H.table(esc_rows(self._equation_table()),
                        ["share", "amount", "primitive", "where", "group"])
         notes = "".join(f'<div style="color:{H.MUTED};font-size:11px;margin-top:4px">'
                         f'{H.esc(n)}</div>' for n in self.footnotes())
         return (f'<div style="font-size:12px">{self.legend_html()}'
                 f'<div style="color:{H.INK};margin-bottom:6px">{H.esc(self.headline())}</div>'
-                f'<div style="font-weight:600;margin:4px 0">costliest groups</div>{groups}'
+                f'<div style="font-weight:600;margin:4px 0">costliest '
+                f'{"nodes in the picture" if g is not None else "groups"}</div>{groups}'
                 f'<div style="font-weight:600;margin:8px 0 4px 0">costliest equations</div>'
                 f'{eqns}{notes}</div>')
 

@@ -197,7 +197,7 @@ class JaxprView:
         if self.costs is not None:     # the legend and top-10 tables beside the picture
             body = (f'<div style="display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start">'
                     f'<div style="flex:1 1 480px;min-width:0">{body}</div>'
-                    f'<div style="flex:0 1 420px;min-width:300px">{self.costs.side_html()}'
+                    f'<div style="flex:0 1 420px;min-width:300px">{self.costs.side_html(d.graph)}'
                     f'</div></div>')
         bundle = {"text/plain": visible(self.text()), "text/html": H.panel(body, title, note)}
         if d.png is not None:
