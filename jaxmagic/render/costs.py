@@ -119,7 +119,7 @@ class Costs:
         acc: dict[tuple, list[CostRow]] = defaultdict(list)
         for r in self.rows:
             key = (r.group, r.clusters) if by == "call" else \
-                (f"{r.where or '?'} · {'backward' if r.backward else 'forward'}", ())
+                (f"{r.where or r.group or '?'} · {'backward' if r.backward else 'forward'}", ())
             acc[key].append(r)
         seen: dict[str, int] = defaultdict(int)
         out = []

@@ -194,9 +194,12 @@ class JaxprView:
                     f'margin:0;color:{H.INK};background:{H.PANEL}">{H.esc(to_text(d.graph))}</pre>'
                     f'<details><summary>DOT source</summary><pre style="{H.MONO};'
                     f'font-size:11px;color:{H.INK};background:{H.PANEL}">{H.esc(d.dot)}</pre></details>')
-        if self.costs is not None:     # the legend and top-10 tables beside the picture
+        if self.costs is not None:
+            # the legend and top-10 tables beside the picture, below it when the picture
+            # needs the cell's width to stay legible
+            natural = (_svg_width(d.svg) if d.svg is not None else None) or 480
             body = (f'<div style="display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start">'
-                    f'<div style="flex:1 1 480px;min-width:0">{body}</div>'
+                    f'<div style="flex:1 1 {min(natural, 1100):.0f}px;min-width:0">{body}</div>'
                     f'<div style="flex:0 1 420px;min-width:300px">{self.costs.side_html(d.graph)}'
                     f'</div></div>')
         bundle = {"text/plain": visible(self.text()), "text/html": H.panel(body, title, note)}
