@@ -172,8 +172,9 @@ def test_jit_compare_names_the_costliest_groups():
             return jnp.tanh(y) + 1
     x = jnp.ones((64, 64))
     call = BoundCall(f, (x,), {}, ["x"], {}, "f(x)")
-    m = jaxmagic.compare_jit(f, x, budget=0.2)     # a real measurement: jit is faster here
-    assert m.speedup > 1 and m.costliest == [] and "costliest groups" not in m.text()
+    m = jaxmagic.compare_jit(f, x, budget=0.2)     # a real measurement
+    assert bool(m.costliest) == (m.speedup < 1)    # named only when jit is slower
+    assert ("costliest groups" in m.text()) == (m.speedup < 1)
     m.costliest = _costliest_groups(call, m)
     assert [name for name, _ in m.costliest] == ["matmuls", "activations"]
     assert m.costliest[0][1] > 0.99
