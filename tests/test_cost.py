@@ -179,3 +179,18 @@ def test_jit_compare_names_the_costliest_groups():
     assert [name for name, _ in m.costliest] == ["matmuls", "activations"]
     assert m.costliest[0][1] > 0.99
     assert "the costliest groups by estimated flops: matmuls (99%)" in m.text()
+
+
+def test_group_names_cannot_drive_a_terminal():
+    from jaxmagic.render.jit import JitComparison
+
+    def f(x):
+        with jax.named_scope("bell\x07\x1b[31m"):
+            return jnp.sin(x @ x)
+    costs = jaxmagic.profile(f, jnp.ones((8, 8)), measure=False).costs
+    (name, share), = [(g.name, g.share) for g in costs.costliest_groups(1)]
+    assert "\x07" in name
+    m = JitComparison(name="f(x)", speedup=0.5)
+    m.costliest = [(name, share)]
+    for text in (costs._repr_mimebundle_()["text/plain"], m.text()):
+        assert "bell\\x07\\x1b[31m" in text and "\x07" not in text and "\x1b" not in text

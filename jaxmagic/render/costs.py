@@ -15,6 +15,7 @@ from ..core.cost import CostRow
 from ..core.graph import Graph
 from . import html as H
 from .jit import fmt_si, fmt_time
+from .text import visible
 
 # Fill by share, half-decades on a log scale; light enough for dark ink.
 SCALE = ((0.30, "#f87171"), (0.10, "#fb923c"), (0.03, "#fdba74"), (0.01, "#fde68a"),
@@ -271,7 +272,8 @@ class Costs:
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
         title = f"{'profile' if self.profiled else 'cost'} of {H.esc(self.func_name)}"
-        return {"text/plain": self.text(), "text/html": H.panel(self.side_html(), title)}
+        return {"text/plain": visible(self.text()),
+                "text/html": H.panel(self.side_html(), title)}
 
     def __repr__(self) -> str:
         return f"<Costs {self.func_name}: {len(self.rows)} equations, {self.headline()}>"

@@ -12,6 +12,7 @@ import re
 
 from ..core.timing import JitMeasurement
 from .html import ERROR, INK, MONO, MUTED, PANEL, WARNING, esc, panel
+from .text import visible
 
 OK_GREEN = "#047857"
 EAGER_COLOUR = "#f59e0b"
@@ -208,7 +209,8 @@ class JitComparison(JitMeasurement):
         for h in self.hints:
             out.append(("hint", f"likely cause: {h}"))
         if self.costliest:
-            groups = ", ".join(f"{name} ({100 * share:.0f}%)" for name, share in self.costliest)
+            groups = ", ".join(f"{visible(name)} ({100 * share:.0f}%)"
+                               for name, share in self.costliest)
             out.append(("hint", f"jit is slower than eager; the costliest groups by estimated "
                         f"flops: {groups}. %jaxpr --profile draws the measured time on the "
                         "graph"))
