@@ -244,3 +244,27 @@ def exclude_own_frames() -> None:
 
 
 exclude_own_frames()
+
+
+# ---- %jaxpr --profile (core/profile.py) ---------------------------------------------------
+
+def with_scope(eqn: Any, name: str, params: dict) -> Any:
+    """A copy of `eqn` with `params` and `name` appended to its name stack: lowering writes
+    the name stack into each HLO instruction's `op_name` metadata, fusions included."""
+    info = eqn.source_info
+    return eqn.replace(params=params,
+                       source_info=info.replace(name_stack=info.name_stack.extend(name)))
+
+
+def with_eqns(j: Any, eqns: list) -> Any:
+    """A copy of (closed) jaxpr `j` with other equations (`ClosedJaxpr` up to 0.11)."""
+    if ClosedJaxpr is not Jaxpr and isinstance(j, ClosedJaxpr):
+        return j.replace(jaxpr=j.jaxpr.replace(eqns=eqns))
+    return j.replace(eqns=eqns)
+
+
+def jaxpr_as_fun(closed: Any):
+    """A Python function that evaluates a closed jaxpr, for `jax.jit` to lower again."""
+    from jax._src import core as _src_core
+
+    return _src_core.jaxpr_as_fun(closed)     # curried: a function of the arguments

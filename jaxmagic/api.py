@@ -29,9 +29,27 @@ def trace(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None = 
     return trace_call(call, static_argnums=static_argnums, static_argnames=static_argnames)
 
 
+def profile(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None = None,
+            static_argnames: Sequence[str] | str | None = None, measure: bool = True,
+            budget: float = 3.0, **kwargs: Any) -> JaxprView:
+    """Where the time of `f(*args, **kwargs)` goes, on its graph (`%jaxpr --profile`).
+
+    Runs the compiled call under JAX's profiler (within `budget` seconds) and joins each
+    executed instruction to its equations; `measure=False` (`--cost`) only estimates
+    flops and bytes from shapes. The view's `.costs` holds one row per equation."""
+    names = [f"arg{i}" for i in range(len(args))]
+    call = BoundCall(f, args, kwargs, names, {k: k for k in kwargs},
+                     f"{getattr(f, '__name__', 'f')}(...)")
+    return trace_call(call, static_argnums=static_argnums, static_argnames=static_argnames,
+                      costs="profile" if measure else "cost", budget=budget)
+
+
 def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
-               stage: str = "jaxpr", **options: Any) -> JaxprView:
-    """`trace` for a call whose arguments carry their source text (from a magic)."""
+               stage: str = "jaxpr", costs: str | None = None, budget: float = 3.0,
+               **options: Any) -> JaxprView:
+    """`trace` for a call whose arguments carry their source text (from a magic).
+
+    `costs` is "cost" (estimated from shapes) or "profile" (measured within `budget`)."""
     __tracebackhide__ = True
     traced = _trace.trace(call, static_argnums=static_argnums, static_argnames=static_argnames)
     stage_text = _trace.stage_text(traced, stage) if stage != "jaxpr" else None
@@ -39,6 +57,13 @@ def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
     graph.notes[:0] = traced.notes
     if options.get("depth", 0) == 0 and not options.get("expand"):
         options["depth"] = _open_depth(graph)
+    if costs:
+        from .core.profile import cost_rows
+        from .render.costs import Costs
+
+        rows, measured, problem = cost_rows(traced, graph, costs == "profile", budget)
+        options["costs"] = Costs.of(rows, measured, func_name=traced.func_name,
+                                    problem=problem)
     return JaxprView(graph, func_name=traced.func_name, stage=stage,
                      stage_text=stage_text, **options)
 
@@ -98,9 +123,26 @@ def compare_call(call: BoundCall, **options: Any) -> "JitComparison":
     from .core.timing import measure
     from .render.jit import JitComparison
 
-    return measure(call.func, call.args, call.kwargs, arg_names=call.arg_names,
-                   kwarg_names=call.kwarg_names, name=call.source, result=JitComparison(),
-                   callee_name=call.func_src, **options)
+    result = measure(call.func, call.args, call.kwargs, arg_names=call.arg_names,
+                     kwarg_names=call.kwarg_names, name=call.source, result=JitComparison(),
+                     callee_name=call.func_src, **options)
+    if result.speedup is not None and result.speedup < 1:   # say where the work is
+        result.costliest = _costliest_groups(call, result)
+    return result
+
+
+def _costliest_groups(call: BoundCall, m: Any) -> list[tuple[str, float]]:
+    """The three costliest groups of the call by estimated flops (name, share)."""
+    from .core.profile import cost_rows
+    from .render.costs import Costs
+
+    try:
+        traced = _trace.trace(call, static_argnums=m.static_argnums or None,
+                              static_argnames=m.static_argnames or None)
+        rows, _, _ = cost_rows(traced, _graph.build(traced), profile=False)
+    except Exception:      # the comparison stands without it
+        return []
+    return [(g.name, g.share) for g in Costs.of(rows).costliest_groups(3)]
 
 
 # ---- %jaxcheck: JAX's sharp bits ---------------------------------------------------------

@@ -72,6 +72,8 @@ class JaxMagic(Magics):
                "PNG outputs).").tag(config=True)
     check = Bool(True, help="Flag JAX sharp bits in every cell (%jaxcheck on|off).").tag(
         config=True)
+    profile_budget = Float(3.0, help="Seconds %jaxpr --profile spends running the call "
+                           "under the profiler.").tag(config=True)
 
     # ---- shared plumbing -------------------------------------------------------------
 
@@ -141,6 +143,11 @@ class JaxMagic(Magics):
     @argument("--save", default=None, metavar="PATH", help="also write .svg, .dot or .txt")
     @argument("--checkify", action="store_true", help="first run the call once with "
               "checkify's index checks: an out-of-bounds index raises instead of clamping")
+    @argument("--cost", action="store_true", help="flops and bytes per equation and group, "
+              "estimated from shapes, on the graph (view.costs holds the rows)")
+    @argument("--profile", action="store_true", help="measured time per equation and group "
+              "on the graph: runs the compiled call under JAX's profiler (falls back to "
+              "--cost when the profiler is unavailable)")
     @argument("-o", dest="output", action="store_true", help="return the JaxprView")
     @no_var_expand
     @line_cell_magic
@@ -168,7 +175,9 @@ class JaxMagic(Magics):
                 static_argnames=_argnames(args.static_argnames), stage=args.stage,
                 depth=depth, expand=args.expand, rankdir=args.rankdir,
                 max_nodes=self.max_nodes, layout_timeout=self.layout_timeout,
-                renderer=self.renderer, png=self.png)
+                renderer=self.renderer, png=self.png,
+                costs="profile" if args.profile else "cost" if args.cost else None,
+                budget=self.profile_budget)
         except JitArgumentError as e:     # mark an argument static: say which, and how
             from .render.jit import static_fix_command
 

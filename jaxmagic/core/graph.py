@@ -46,6 +46,7 @@ class Node:
     backward: bool = False
     primitive: str = ""
     signature: str = ""       # for collapsed nested jaxprs: equal when identical
+    eqns: tuple[int, ...] = ()  # the op equations it stands for, by index in walk order
 
 
 @dataclass
@@ -235,7 +236,8 @@ class _Builder:
         title = prim + (" · " + ", ".join(lits) if lits else "")
         n = self.node("op", title, parent, detail=_params_detail(prim, eqn.params),
                       where=where, source=source, collective=prim in COLLECTIVES,
-                      backward=_compat.is_backward(eqn), primitive=prim)
+                      backward=_compat.is_backward(eqn), primitive=prim,
+                      eqns=(self.num_equations - 1,))
         for a in eqn.invars:
             self.feed(a, env, n)
         for v in eqn.outvars:
@@ -427,7 +429,8 @@ def contract(g: Graph, rep: Callable[[Node], Any], make: Callable[[Any, list[Nod
     new_id: dict[int, int] = {}
     for i, (key, members) in enumerate(groups.items()):
         node = members[0] if key[0] == "node" else make(key[1], members)
-        nodes[i] = replace(node, id=i)
+        eqns = tuple(sorted({e for m in members for e in m.eqns}))
+        nodes[i] = replace(node, id=i, eqns=eqns)
         for m in members:
             new_id[m.id] = i
     seen, edges = set(), []

@@ -7,6 +7,7 @@ defeats Graphviz's `\\N`-style escapes, and control characters are dropped.
 from __future__ import annotations
 
 import re
+from typing import Mapping
 
 from ..core.graph import Graph, Node
 
@@ -26,6 +27,7 @@ BACKWARD_OP = ("#fdf2f8", "#9d174d")
 CLUSTER = {"jit": "#eff6ff", "scan": "#f0fdf4", "cond": "#fefce8", "branch": "#fffbeb",
            "while": "#fdf4ff", "while_cond": "#faf5ff", "while_body": "#faf5ff",
            "shard_map": "#fff7ed", "scope": "#f8fafc"}
+EMPHASIS = "#b91c1c"     # the costliest nodes of a --profile / --cost overlay
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
@@ -41,10 +43,12 @@ def attr_text(text: object, limit: int = 200) -> str:
     return s.replace("&", "&amp;").replace("\\", "\\\\").replace('"', '\\"')
 
 
-def _label(title: str, detail, where: str) -> str:
+def _label(title: str, detail, where: str, extra: str = "") -> str:
     rows = [attr_text(title, 60)] + [attr_text(d, 60) for d in detail]
     if where:
         rows.append(attr_text(where, 60))
+    if extra:
+        rows.append(attr_text(extra, 60))
     return '"' + "\\n".join(rows) + '"'
 
 
@@ -57,11 +61,16 @@ def _node_style(n: Node) -> tuple[str, str, str]:
     return fill, border, "1.4" if n.kind in ("call", "group") else "1"
 
 
-def to_dot(g: Graph, rankdir: str = "TB", title: str = "") -> str:
+def to_dot(g: Graph, rankdir: str = "TB", title: str = "",
+           overlay: Mapping[int, tuple[str, str, bool]] | None = None,
+           cluster_overlay: Mapping[int, tuple[str, str, bool]] | None = None) -> str:
     """DOT source for `g`; big graphs get straight edges and tighter layout limits.
 
     Boxes are square because `dot`'s fast PNG renderer (gd) cannot draw round ones.
+    `overlay` and `cluster_overlay` map a node or cluster id to (fill, an extra label
+    line, emphasised): the costs drawn by `%jaxpr --profile` and `--cost`.
     """
+    overlay, cluster_overlay = overlay or {}, cluster_overlay or {}
     big = len(g.nodes) > 150
     lines = [
         "digraph jaxpr {",
@@ -86,14 +95,20 @@ def to_dot(g: Graph, rankdir: str = "TB", title: str = "") -> str:
         if cluster is not None:
             c = g.clusters[cluster]
             lines.append(f"{indent}subgraph cluster_{cluster} {{")
-            lines.append(f'{indent}  label={_label(c.title, c.detail, c.where)}; '
+            extra = cluster_overlay.get(cluster, ("", "", False))[1]
+            lines.append(f'{indent}  label={_label(c.title, c.detail, c.where, extra)}; '
                          f'style="filled"; '
                          f'fillcolor="{CLUSTER.get(c.kind, "#f8fafc")}"; color="#94a3b8"; '
                          f'fontcolor="#0f172a"; tooltip="{attr_text(c.source or c.title)}";')
         for n in members.get(cluster, []):
             fill, border, width = _node_style(n)
+            extra = ""
+            if n.id in overlay:
+                fill, extra, emphasised = overlay[n.id]
+                if emphasised:
+                    border, width = EMPHASIS, "3"
             tip = n.source or n.title
-            label = _label(n.title, n.detail, n.where)
+            label = _label(n.title, n.detail, n.where, extra)
             lines.append(f'{indent}  n{n.id} [label={label}, fillcolor="{fill}", '
                          f'color="{border}", penwidth={width}, tooltip="{attr_text(tip)}"'
                          + (", shape=box3d" if n.kind == "call" else "")

@@ -43,8 +43,10 @@ class JaxprView:
     def __init__(self, graph: G.Graph, *, func_name: str = "f", stage: str = "jaxpr",
                  stage_text: str | None = None, depth: int | None = 0,
                  expand: Iterable[str] = (), rankdir: str = "TB", max_nodes: int = 400,
-                 layout_timeout: float = 10.0, renderer: str = "auto", png: bool = True):
+                 layout_timeout: float = 10.0, renderer: str = "auto", png: bool = True,
+                 costs: Any = None):
         self.full = graph
+        self.costs = costs     # render.costs.Costs: --profile / --cost, drawn as an overlay
         self.func_name = func_name
         self.stage = stage
         self.stage_text = stage_text
@@ -66,7 +68,7 @@ class JaxprView:
         opts = dict(func_name=self.func_name, stage=self.stage, stage_text=self.stage_text,
                     depth=self.depth, expand=self.expand, rankdir=self.rankdir,
                     max_nodes=self.max_nodes, layout_timeout=self.layout_timeout,
-                    renderer=self.renderer, png=self.png)
+                    renderer=self.renderer, png=self.png, costs=self.costs)
         opts.update(changes)
         return JaxprView(self.full, **opts)
 
@@ -92,7 +94,7 @@ class JaxprView:
                 notes.append(f"{len(g.nodes)} nodes exceed max_nodes={self.max_nodes}; "
                              "drawing a coarser view")
                 continue
-            dot = to_dot(g, self.rankdir, self._title(g))
+            dot = self._dot(g)
             try:
                 d = layout.render(dot, self.layout_timeout, self.renderer, self.png)
             except layout.LayoutTimeout as e:
@@ -115,10 +117,14 @@ class JaxprView:
                 notes.append(_GROUPING_NOTE[g.grouping])
             return _Drawn(g, dot, d.svg, d.png, d.renderer, notes,
                           time.perf_counter() - start)
-        dot = to_dot(last, self.rankdir, self._title(last))
+        dot = self._dot(last)
         return _Drawn(last, dot, None, None, "none",
                       notes + ["too large to draw within the budgets; showing text"],
                       time.perf_counter() - start)
+
+    def _dot(self, g: G.Graph) -> str:
+        overlay = self.costs.overlay(g) if self.costs is not None else {}
+        return to_dot(g, self.rankdir, self._title(g), **overlay)
 
     # ---- public forms ----------------------------------------------------------------
 
@@ -145,7 +151,8 @@ class JaxprView:
             return self.stage_text or ""
         d = self._drawn
         head = f"{self._title(d.graph)} ({self._summary(d.graph)})"
-        return "\n".join([to_text(d.graph, head)] + [f"note: {n}" for n in d.notes])
+        costs = ["", self.costs.text()] if self.costs is not None else []
+        return "\n".join([to_text(d.graph, head)] + [f"note: {n}" for n in d.notes] + costs)
 
     def _summary(self, g: G.Graph) -> str:
         collapsed = sum(1 for n in g.nodes.values() if n.kind == "call")
@@ -187,6 +194,14 @@ class JaxprView:
                     f'margin:0;color:{H.INK};background:{H.PANEL}">{H.esc(to_text(d.graph))}</pre>'
                     f'<details><summary>DOT source</summary><pre style="{H.MONO};'
                     f'font-size:11px;color:{H.INK};background:{H.PANEL}">{H.esc(d.dot)}</pre></details>')
+        if self.costs is not None:
+            # the legend and top-10 tables beside the picture, below it when the picture
+            # needs the cell's width to stay legible
+            natural = (_svg_width(d.svg) if d.svg is not None else None) or 480
+            body = (f'<div style="display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start">'
+                    f'<div style="flex:1 1 {min(natural, 1100):.0f}px;min-width:0">{body}</div>'
+                    f'<div style="flex:0 1 420px;min-width:300px">{self.costs.side_html(d.graph)}'
+                    f'</div></div>')
         bundle = {"text/plain": visible(self.text()), "text/html": H.panel(body, title, note)}
         if d.png is not None:
             bundle["image/png"] = d.png

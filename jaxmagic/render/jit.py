@@ -12,6 +12,7 @@ import re
 
 from ..core.timing import JitMeasurement
 from .html import ERROR, INK, MONO, MUTED, PANEL, WARNING, esc, panel
+from .text import visible
 
 OK_GREEN = "#047857"
 EAGER_COLOUR = "#f59e0b"
@@ -76,7 +77,11 @@ class JitComparison(JitMeasurement):
     Stable fields (seconds per call where a time): eager_s, trace_s, lower_s, compile_s,
     jit_s (steady median), jit_spread_s, speedup, max_abs_diff, max_rel_diff,
     results_match, traces; and more (donated, flops, argument_bytes, ...).
+    `costliest`: when jit is slower than eager, the three costliest groups of the call by
+    estimated flops, (name, share).
     """
+
+    costliest: list = []
 
     def __repr__(self) -> str:
         parts = [f"eager {fmt_time(self.eager_s)}" if self.eager_s is not None else None,
@@ -203,6 +208,12 @@ class JitComparison(JitMeasurement):
             out.append(("bad", f"... and {len(bad) - 6} more differing leaves"))
         for h in self.hints:
             out.append(("hint", f"likely cause: {h}"))
+        if self.costliest:
+            groups = ", ".join(f"{visible(name)} ({100 * share:.0f}%)"
+                               for name, share in self.costliest)
+            out.append(("hint", f"jit is slower than eager; the costliest groups by estimated "
+                        f"flops: {groups}. %jaxpr --profile draws the measured time on the "
+                        "graph"))
         for s in self.static_notes:
             out.append(("warn", s))
         reasons: dict[str, int] = {}
