@@ -67,6 +67,16 @@ def scope_names(eqn: Any) -> tuple[str, ...]:
     return tuple(s.name for s in stack if type(s).__name__ == "Scope")
 
 
+def name_scope(name: str) -> Any:
+    """A context manager that extends JAX's name stack by `name` (as `jax.named_scope`,
+    without its checks: the call tree opens one per traced call)."""
+    try:
+        from jax._src.source_info_util import extend_name_stack
+    except ImportError:
+        return jax.named_scope(name)
+    return extend_name_stack(name)
+
+
 def is_backward(eqn: Any) -> bool:
     """Emitted by reverse-mode differentiation (a transpose in its name stack)."""
     return "transpose(" in name_stack(eqn)

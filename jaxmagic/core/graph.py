@@ -7,8 +7,10 @@ plain data, so renderers never touch JAX.
 """
 from __future__ import annotations
 
+import hashlib
 import linecache
 import os
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
@@ -16,6 +18,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from .. import _compat
+from . import calltree
 from .trace import Traced
 
 COLLECTIVES = frozenset({
@@ -45,7 +48,8 @@ class Node:
     collective: bool = False
     backward: bool = False
     primitive: str = ""
-    signature: str = ""       # for collapsed nested jaxprs: equal when identical
+    signature: str = ""       # equal for the same operation / the same collapsed call
+    eqns: tuple[int, ...] = ()  # walk-order indices of the equations this node stands for
 
 
 @dataclass
@@ -67,6 +71,9 @@ class Cluster:
     source: str = ""
     num_equations: int = 0
     signature: str = ""       # equal for structurally identical sub-graphs
+    backward: bool = False    # the backward pass of a call (its own group: acyclic)
+    label: str = ""           # the call's name without its instance number
+    repeat: int = 1           # a folded series: this cluster stands for `repeat` calls
 
 
 @dataclass
@@ -77,6 +84,8 @@ class Graph:
     num_equations: int
     notes: list[str] = field(default_factory=list)
     grouping: str = "equation"   # equation | line | function | phase
+    # consecutive sibling calls of the same structure: member cluster → (first, index)
+    series: dict[int, tuple[int, int]] = field(default_factory=dict)
 
     def expandable(self) -> list[str]:
         """Names accepted by --expand: the titles of clusters drawn as single nodes."""
@@ -167,18 +176,23 @@ class _Builder:
         self.edges: list[Edge] = []
         self.clusters: dict[int, Cluster] = {}
         self.num_equations = 0
+        # what each cluster (None: the top) holds, in walk order: ("n", node) / ("c", cluster)
+        self.order: dict[int | None, list[tuple[str, int]]] = defaultdict(list)
 
     def node(self, kind: str, title: str, cluster: int | None, **kw: Any) -> int:
         i = len(self.nodes)
         self.nodes[i] = Node(i, kind, title, cluster=cluster, **kw)
+        self.order[cluster].append(("n", i))
         return i
 
     def cluster(self, kind: str, title: str, parent: int | None, level: int,
                 detail: Iterable[str] = (), where: str = "", source: str = "",
-                signature: str = "") -> int:
+                signature: str = "", backward: bool = False, label: str = "") -> int:
         i = len(self.clusters)
         self.clusters[i] = Cluster(i, kind, title, tuple(detail), parent, level, where,
-                                   source, signature=signature)
+                                   source, signature=signature, backward=backward,
+                                   label=label or title)
+        self.order[parent].append(("c", i))
         return i
 
     def edge(self, src: int, dst: int, label: str) -> None:
@@ -196,27 +210,40 @@ class _Builder:
         label = aval_str(atom.aval)
         self.edge(src, dst, f"{role} {label}" if role else label)
 
-    def walk(self, jaxpr: Any, env: dict, cluster: int | None, level: int) -> None:
-        scopes: dict[tuple[str, ...], int | None] = {(): cluster}
+    def walk(self, jaxpr: Any, env: dict, cluster: int | None, level: int,
+             alias: str = "") -> None:
+        """Walk equations; scopes (named scopes, recorded calls) become clusters, a call's
+        backward pass a cluster of its own. `alias`: the function a jit cluster is named
+        after, whose own call scope is that cluster (not a box inside it)."""
+        scopes: dict[tuple, int | None] = {((), False): cluster, ((), True): cluster}
         for eqn in jaxpr.eqns:
-            self.num_equations += 1
-            parent = self._scope_cluster(scopes, _compat.scope_names(eqn), level)
+            backward = _compat.is_backward(eqn)
+            parent = self._scope_cluster(scopes, _compat.scope_names(eqn), backward, level,
+                                         alias)
             self.equation(eqn, env, parent, self._level_of(parent, level))
 
     def _level_of(self, cluster: int | None, default: int) -> int:
         return self.clusters[cluster].level if cluster is not None else default
 
-    def _scope_cluster(self, scopes: dict, names: tuple[str, ...], level: int) -> int | None:
+    def _scope_cluster(self, scopes: dict, names: tuple[str, ...], backward: bool,
+                       level: int, alias: str) -> int | None:
         for k in range(1, len(names) + 1):
-            key = names[:k]
+            key = (names[:k], backward)
             if key not in scopes:
-                parent = scopes[names[: k - 1]]
-                scopes[key] = self.cluster("scope", names[k - 1], parent,
-                                           self._level_of(parent, level) + 1,
-                                           detail=("named scope",))
-        return scopes[names]
+                parent = scopes[(names[: k - 1], backward)]
+                call = calltree.parse(names[k - 1])
+                if k == 1 and call and call[0] == alias:
+                    scopes[key] = parent
+                    continue
+                label = call[0] if call else names[k - 1]
+                scopes[key] = self.cluster(
+                    "scope", names[k - 1], parent, self._level_of(parent, level) + 1,
+                    detail=() if call else ("named scope",), backward=backward, label=label)
+        return scopes[(names, backward)]
 
     def equation(self, eqn: Any, env: dict, parent: int | None, level: int) -> None:
+        index = self.num_equations
+        self.num_equations += 1
         prim = eqn.primitive.name
         where, source = _where(eqn)
         kind = _CALLS.get(prim)
@@ -235,14 +262,15 @@ class _Builder:
         title = prim + (" · " + ", ".join(lits) if lits else "")
         n = self.node("op", title, parent, detail=_params_detail(prim, eqn.params),
                       where=where, source=source, collective=prim in COLLECTIVES,
-                      backward=_compat.is_backward(eqn), primitive=prim)
+                      backward=_compat.is_backward(eqn), primitive=prim, eqns=(index,),
+                      signature=f"{title}:{','.join(aval_str(v.aval) for v in eqn.outvars)}")
         for a in eqn.invars:
             self.feed(a, env, n)
         for v in eqn.outvars:
             env[v] = n
 
     def _inner(self, sub: Any, outer_atoms: list, env: dict, cluster: int, level: int,
-               roles: list[str] | None = None) -> dict:
+               roles: list[str] | None = None, alias: str = "") -> dict:
         """Walk `sub` inside `cluster`, its inputs fed by `outer_atoms`; return its env."""
         inner = _compat.open_jaxpr(sub)
         ienv: dict = {}
@@ -252,7 +280,7 @@ class _Builder:
             ienv[v] = a if _compat.is_literal(a) else env.get(a)
             if roles:
                 ienv[("role", v)] = roles[i]
-        self.walk(inner, ienv, cluster, level)
+        self.walk(inner, ienv, cluster, level, alias)
         if not inner.eqns:   # an empty body still shows as a box
             self.node("port", "pass-through", cluster)
         return ienv
@@ -279,8 +307,8 @@ class _Builder:
         if sub is None:
             return
         c = self.cluster(kind, title, parent, level + 1, detail, where, source,
-                         signature=_signature(sub))
-        ienv = self._inner(sub, list(eqn.invars), env, c, level + 1)
+                         backward=_compat.is_backward(eqn))
+        ienv = self._inner(sub, list(eqn.invars), env, c, level + 1, alias=name or "")
         self._outputs(eqn, list(_compat.open_jaxpr(sub).outvars), ienv, env, c)
 
     def scan(self, eqn, env, parent, level, where, source) -> None:
@@ -290,15 +318,15 @@ class _Builder:
         roles = ["const"] * nconsts + ["carry"] * ncarry + ["xs"] * nxs
         detail = (f"length {p['length']}" + (", reverse" if p.get("reverse") else ""),
                   f"consts {nconsts} · carry {ncarry} · xs {nxs}")
-        c = self.cluster("scan", "scan", parent, level + 1, detail, where, source,
-                         signature=_signature(p["jaxpr"]))
+        c = self.cluster("scan", f"scan ×{p['length']}", parent, level + 1, detail, where,
+                         source, backward=_compat.is_backward(eqn), label="scan")
         ienv = self._inner(p["jaxpr"], list(eqn.invars), env, c, level + 1, roles)
         self._outputs(eqn, list(_compat.open_jaxpr(p["jaxpr"]).outvars), ienv, env, c)
 
     def cond(self, eqn, env, parent, level, where, source) -> None:
         branches = eqn.params["branches"]
         c = self.cluster("cond", "cond", parent, level + 1, (f"{len(branches)} branches",),
-                         where, source, signature="|".join(map(_signature, branches)))
+                         where, source, backward=_compat.is_backward(eqn))
         index = self.node("port", "index", c, where=where, source=source)
         self.feed(eqn.invars[0], env, index)
         merge = self.node("port", "merge", c)
@@ -319,7 +347,7 @@ class _Builder:
         ins = list(eqn.invars)
         cconsts, bconsts, init = ins[:nc], ins[nc:nc + nb], ins[nc + nb:]
         c = self.cluster("while", "while", parent, level + 1, (f"carry {len(init)}",),
-                         where, source, signature=_signature(p["body_jaxpr"]))
+                         where, source, backward=_compat.is_backward(eqn))
         merge = self.node("port", "carry out", c)
         cc = self.cluster("while_cond", "cond", c, level + 1)
         cenv = self._inner(p["cond_jaxpr"], cconsts + init, env, cc, level + 1,
@@ -351,14 +379,6 @@ def _specs(specs: Any) -> str:
     if isinstance(specs, (tuple, list)):
         return ", ".join(_specs(s) for s in specs)
     return str(specs).replace("PartitionSpec", "P")
-
-
-def _signature(sub: Any) -> str:
-    """Structure of a nested jaxpr: equal for repeated identical sub-graphs."""
-    inner = _compat.open_jaxpr(sub)
-    return ";".join(
-        e.primitive.name + ":" + ",".join(aval_str(v.aval) for v in e.outvars)
-        for e in inner.eqns) + "|" + ",".join(aval_str(v.aval) for v in inner.invars)
 
 
 def _where(eqn: Any) -> tuple[str, str]:
@@ -396,7 +416,60 @@ def build(traced: Traced) -> Graph:
                 c = b.clusters[c].parent
     for c in b.clusters.values():
         c.num_equations = counts[c.id]
-    return Graph(b.nodes, b.edges, b.clusters, b.num_equations)
+    _name_calls(b)
+    _root_level(b)
+    _signatures(b)
+    return Graph(b.nodes, b.edges, b.clusters, b.num_equations, series=_series(b))
+
+
+def _name_calls(b: _Builder) -> None:
+    """`layer #3` where a parent calls `layer` more than once, else `layer`."""
+    calls = Counter((c.parent, c.label, c.backward) for c in b.clusters.values()
+                    if c.kind == "scope")
+    for c in b.clusters.values():
+        if c.kind == "scope" and calls[c.parent, c.label, c.backward] == 1:
+            c.title = c.label
+        if c.backward:
+            c.title += " · backward"
+
+
+def _root_level(b: _Builder) -> None:
+    """The traced function's own call (and its backward pass) is context, not a level:
+    depth 0 shows what it calls."""
+    top = [x for x in b.order[None] if x[0] == "c" or b.nodes[x[1]].kind not in
+           ("input", "output", "const")]
+    labels = {b.clusters[i].label if kind == "c" and b.clusters[i].kind == "scope" else None
+              for kind, i in top}
+    if len(labels) == 1 and None not in labels:
+        for c in b.clusters.values():
+            c.level -= 1
+
+
+def _signatures(b: _Builder) -> None:
+    """Equal for sub-graphs of the same structure: the same calls of the same operations
+    on the same shapes, in the same order."""
+    for c in sorted(b.clusters.values(), key=lambda c: -c.id):   # children first
+        parts = [c.kind, c.label, str(c.backward), *c.detail]
+        for kind, i in b.order[c.id]:
+            parts.append(b.clusters[i].signature if kind == "c" else
+                         b.nodes[i].signature or f"{b.nodes[i].kind}:{b.nodes[i].title}")
+        c.signature = hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
+
+
+def _series(b: _Builder) -> dict[int, tuple[int, int]]:
+    """Runs of consecutive sibling clusters with one signature: member → (first, index)."""
+    series: dict[int, tuple[int, int]] = {}
+    for items in b.order.values():
+        run: list[int] = []
+        for kind, i in [*items, ("end", -1)]:
+            if kind == "c" and run and b.clusters[run[0]].signature == b.clusters[i].signature:
+                run.append(i)
+                continue
+            if len(run) > 1:
+                b.clusters[run[0]].repeat = len(run)
+                series.update({m: (run[0], k) for k, m in enumerate(run)})
+            run = [i] if kind == "c" else []
+    return series
 
 
 # ---- views of a graph --------------------------------------------------------------
@@ -427,27 +500,40 @@ def contract(g: Graph, rep: Callable[[Node], Any], make: Callable[[Any, list[Nod
         nodes[i] = replace(node, id=i)
         for m in members:
             new_id[m.id] = i
-    seen, edges = set(), []
+    labels: dict[tuple[int, int], list[str]] = {}
     for e in g.edges:
         s, d = new_id[e.src], new_id[e.dst]
-        if s != d and (s, d, e.label) not in seen:
-            seen.add((s, d, e.label))
-            edges.append(Edge(s, d, e.label))
+        if s != d:
+            labels.setdefault((s, d), [])
+            if e.label not in labels[s, d]:
+                labels[s, d].append(e.label)
+    edges = [Edge(s, d, ls[0] if len(ls) == 1 else f"{len(ls)} arrays")
+             for (s, d), ls in labels.items()]
     return Graph(nodes, edges, g.clusters, g.num_equations, list(g.notes),
-                 grouping or g.grouping)
+                 grouping or g.grouping, g.series)
 
 
-def collapse(g: Graph, depth: int | None = 0, expand: Iterable[str] = ()) -> Graph:
-    """Draw each nested jaxpr deeper than `depth` as one node, unless named in `expand`.
+def _union(members: list[Node]) -> tuple[int, ...]:
+    return tuple(sorted(i for m in members for i in m.eqns))
 
-    Identical collapsed siblings (the same jitted layer called 16 times) roll up into one
-    node marked ×16.
-    """
+
+def opened_at(g: Graph, depth: int | None, expand: Iterable[str] = ()) -> set[int]:
+    """The clusters drawn open at `depth` (None: all), plus those named in `expand`."""
     expand = [e.lower() for e in expand]
     opened: set[int] = set()
     for c in g.clusters.values():
         if (depth is None or c.level <= depth) or any(e in c.title.lower() for e in expand):
             opened.update(_ancestors(g, c.id))
+    return opened
+
+
+def collapse(g: Graph, depth: int | None = 0, expand: Iterable[str] = (),
+             opened: set[int] | None = None) -> Graph:
+    """Draw each nested jaxpr or call deeper than `depth` (or not in `opened`) as one node,
+    unless named in `expand`. Repeated calls are folded first (`fold`)."""
+    g = fold(g)
+    if opened is None:
+        opened = opened_at(g, depth, expand)
     closed = lambda c: c not in opened  # noqa: E731
 
     def rep(n: Node):
@@ -464,32 +550,66 @@ def collapse(g: Graph, depth: int | None = 0, expand: Iterable[str] = ()) -> Gra
                     count=c.num_equations,
                     collective=any(m.collective for m in members),
                     backward=all(m.backward for m in members if m.kind == "op"),
-                    primitive=c.kind, signature=c.signature)
+                    primitive=c.kind, signature=c.signature, eqns=_union(members))
 
     out = contract(g, rep, make)
     out.clusters = {i: c for i, c in g.clusters.items() if i in opened}
-    return rollup(out)
+    return out
 
 
-def rollup(g: Graph) -> Graph:
-    """Merge collapsed siblings that are the same sub-graph into one node marked ×N."""
-    def key(n: Node):
-        return (n.cluster, n.title, n.signature, n.backward) if n.kind == "call" else None
+def fold(g: Graph) -> Graph:
+    """Draw each series of repeated calls once, as its first call marked ×N.
 
-    counts = Counter(key(n) for n in g.nodes.values())
-    repeated = {k for k, c in counts.items() if k is not None and c > 1}
-    if not repeated:
+    The later calls' nodes merge into the first's (matched in walk order: the calls have
+    the same structure); edges from one call of a series to the next vanish, so the
+    picture stays acyclic. Applied once: the result has no series left.
+    """
+    if not g.series:
         return g
+    chain = {c: _ancestors(g, c) for c in g.clusters}
+    subtree: dict[int, list[int]] = defaultdict(list)
+    for n in g.nodes.values():
+        for c in chain.get(n.cluster, ()):
+            if c in g.series:
+                subtree[c].append(n.id)
+    alias: dict[int, int] = {}
+    for m, (first, k) in g.series.items():
+        if k:
+            alias.update(zip(subtree[m], subtree[first]))
 
-    def rep(n: Node):
-        return key(n) if key(n) in repeated else None
+    def root(i: int) -> int:
+        while i in alias:
+            i = alias[i]
+        return i
 
-    def make(key, members: list[Node]) -> Node:
-        first = members[0]
-        return replace(first, title=f"{first.title} ×{len(members)}",
-                       count=sum(m.count for m in members))
+    def tags(n: Node) -> dict[int, int]:
+        return {g.series[c][0]: g.series[c][1] for c in chain.get(n.cluster, ())
+                if c in g.series}
 
-    return contract(g, rep, make)
+    node_tags = {n.id: tags(n) for n in g.nodes.values()}
+    edges = [e for e in g.edges if not any(
+        node_tags[e.dst].get(f, k) != k for f, k in node_tags[e.src].items())]
+    merged = set(alias) | set(alias.values())
+
+    def make(key: int, members: list[Node]) -> Node:
+        return replace(g.nodes[key], count=sum(m.count for m in members),
+                       eqns=_union(members))
+
+    out = contract(replace(g, edges=edges), lambda n: root(n.id) if n.id in merged else None,
+                   make)
+    out.clusters = {}
+    for i, c in g.clusters.items():
+        first, k = g.series.get(i, (i, 0))
+        if k == 0 and first == i and c.repeat > 1:
+            base = c.label if c.kind == "scope" else c.title
+            c = replace(c, title=f"{base} ×{c.repeat}" + (" · backward" if c.backward
+                                                          and c.kind == "scope" else ""),
+                        num_equations=sum(g.clusters[m].num_equations
+                                          for m, (f, _) in g.series.items() if f == i))
+        if not any(g.series.get(a, (0, 0))[1] for a in chain[i]):   # not inside a later call
+            out.clusters[i] = c
+    out.series = {}
+    return out
 
 
 GROUPINGS = ("line", "function", "phase")
@@ -531,7 +651,7 @@ def coarsen(g: Graph, by: str) -> Graph:
                     where=where, source=members[0].source if by == "line" else "",
                     cluster=k[0], count=len(members),
                     collective=any(m.collective for m in members),
-                    backward=k[-1] == "backward", primitive="group")
+                    backward=k[-1] == "backward", primitive="group", eqns=_union(members))
 
     out = contract(g, key, make, grouping=by)
     if by == "phase":
@@ -545,3 +665,85 @@ def _shape_summary(members: list[Node]) -> str:
     shapes = Counter(m.detail[0] for m in members if m.detail)
     text = ", ".join(f"{s} ×{c}" if c > 1 else s for s, c in shapes.most_common(2))
     return text + (", …" if len(shapes) > 2 else "")
+
+
+_ARG = re.compile(r"^[^\[.]+")
+
+
+def records(g: Graph, most: int = 4, rows: int = 8) -> Graph:
+    """One record node per argument (or result) with more than `most` leaves, listing
+    each leaf's path and shape; a long list ends "+N more"."""
+    groups: dict[tuple[str, str], list[Node]] = defaultdict(list)
+    for n in g.nodes.values():
+        if n.kind in ("input", "output"):
+            m = _ARG.match(n.title)
+            groups[n.kind, m.group(0) if m else n.title].append(n)
+    big = {k for k, v in groups.items() if len(v) > most}
+    if not big:
+        return g
+
+    def key(n: Node):
+        m = _ARG.match(n.title) if n.kind in ("input", "output") else None
+        k = (n.kind, m.group(0) if m else n.title)
+        return k if k in big else None
+
+    def make(k, members: list[Node]) -> Node:
+        # leaves that differ only in a list index (one per layer) share a line: [i] ×16
+        lines = Counter(re.sub(r"\[\d+\]", "[i]", m.title[len(k[1]):] or m.title) + " "
+                        + (m.detail[0] if m.detail else "") for m in members)
+        text = [f"{line.strip()} ×{c}" if c > 1 else line.strip()
+                for line, c in list(lines.items())[:rows]]
+        if len(lines) > rows:
+            text.append(f"+{len(lines) - rows} more")
+        return Node(0, k[0], f"{k[1]} · {len(members)} leaves", detail=tuple(text),
+                    primitive="record")
+
+    return contract(g, key, make)
+
+
+def stubs(g: Graph, fanout: int = 4) -> Graph:
+    """An input that feeds `fanout` or more nodes is drawn once, without edges, and each
+    consumer gets a short stub naming it, so the parameters of many layers do not
+    stretch the picture across the cell (as TensorBoard extracts high-degree nodes)."""
+    dests: dict[int, set[int]] = defaultdict(set)
+    for e in g.edges:
+        if g.nodes[e.src].kind == "input":
+            dests[e.src].add(e.dst)
+    hubs = {i for i, d in dests.items() if len(d) >= fanout}
+    if not hubs:
+        return g
+    nodes, edges = dict(g.nodes), []
+    made: dict[tuple[int, int], int] = {}
+    for e in g.edges:
+        if e.src not in hubs:
+            edges.append(e)
+            continue
+        if (e.src, e.dst) not in made:
+            i = made[e.src, e.dst] = max(nodes) + 1
+            hub = g.nodes[e.src]
+            nodes[i] = Node(i, "stub", hub.title.split(" · ")[0], cluster=g.nodes[e.dst].cluster)
+            edges.append(Edge(i, e.dst, ""))
+    return replace(g, nodes=nodes, edges=edges)
+
+
+def residuals(g: Graph) -> Graph:
+    """Each backward node keeps one edge from the forward pass (the latest), labelled
+    with how many values it saves from there: the forward pass's residuals would
+    otherwise run as dozens of long edges around the picture."""
+    def backward(n: Node) -> bool:
+        return n.backward or (n.cluster in g.clusters and g.clusters[n.cluster].backward)
+
+    forward = {i for i, n in g.nodes.items()
+               if n.kind in ("op", "call", "group") and not backward(n)}
+    into: dict[int, list[Edge]] = defaultdict(list)
+    edges = []
+    for e in g.edges:
+        if e.src in forward and backward(g.nodes[e.dst]):
+            into[e.dst].append(e)
+        else:
+            edges.append(e)
+    for dst, es in into.items():
+        last = max(es, key=lambda e: e.src)
+        edges.append(Edge(last.src, dst, last.label if len(es) == 1 else
+                          f"{len(es)} residuals"))
+    return replace(g, edges=edges)

@@ -7,6 +7,7 @@ from typing import Any, Sequence
 import jax
 
 from .. import _compat
+from . import calltree
 from .arguments import (
     ArgCall,
     JitArgumentError,
@@ -82,7 +83,8 @@ def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
     except JitArgumentError:       # an unhashable static argument: tracing does not mind
         pass
     try:
-        closed, out_shape = jax.make_jaxpr(fixed, return_shape=True)(*dyn_args, **dyn_kwargs)
+        with calltree.recording():
+            closed, out_shape = jax.make_jaxpr(fixed, return_shape=True)(*dyn_args, **dyn_kwargs)
     except Exception as e:
         problem = concretization_argument(e, info, set(nums), names)
         if problem is None:

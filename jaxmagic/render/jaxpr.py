@@ -1,9 +1,12 @@
-"""`JaxprView`: a traced jaxpr, drawn at the finest level that fits the budgets.
+"""`JaxprView`: a traced jaxpr, grouped by its call tree, drawn at the finest level that
+fits the budgets.
 
-Levels, finest first: one node per equation (nested jaxprs collapsed beyond `depth`), then
-equations grouped by source line, by function, by forward/backward phase. A level is
-skipped when it has more than `max_nodes` nodes or its layout overruns `layout_timeout`;
-each skip leaves a one-line note. Without any renderer the view is text plus DOT source.
+The default depth is chosen for legibility (`fit.choose`): calls open while the drawing's
+smallest text stays ≥ 8 px at cell width. Past the budgets the view coarsens: the
+requested depth, then the automatic one (a shallower call tree; repeats are always folded),
+then forward/backward phase. A level is skipped when it has more than `max_nodes` nodes,
+its layout overruns `layout_timeout` or its text would shrink below 8 px; each skip leaves
+a one-line note. Without any renderer the view is text plus DOT source.
 """
 from __future__ import annotations
 
@@ -14,8 +17,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..core import graph as G
+from . import fit, layout
 from . import html as H
-from . import layout
 from .dot import to_dot
 from .text import to_text, visible
 
@@ -41,9 +44,10 @@ class JaxprView:
     """The jaxpr of one call; `.text()`, `.dot()`, `.svg()` and rich notebook display."""
 
     def __init__(self, graph: G.Graph, *, func_name: str = "f", stage: str = "jaxpr",
-                 stage_text: str | None = None, depth: int | None = 0,
+                 stage_text: str | None = None, depth: int | str | None = "auto",
                  expand: Iterable[str] = (), rankdir: str = "TB", max_nodes: int = 400,
-                 layout_timeout: float = 10.0, renderer: str = "auto", png: bool = True):
+                 layout_timeout: float = 10.0, renderer: str = "auto", png: bool = True,
+                 group: str = "call"):
         self.full = graph
         self.func_name = func_name
         self.stage = stage
@@ -55,6 +59,7 @@ class JaxprView:
         self.layout_timeout = layout_timeout
         self.renderer = renderer
         self.png = png
+        self.group = group
 
     @property
     def num_equations(self) -> int:
@@ -66,17 +71,42 @@ class JaxprView:
         opts = dict(func_name=self.func_name, stage=self.stage, stage_text=self.stage_text,
                     depth=self.depth, expand=self.expand, rankdir=self.rankdir,
                     max_nodes=self.max_nodes, layout_timeout=self.layout_timeout,
-                    renderer=self.renderer, png=self.png)
+                    renderer=self.renderer, png=self.png, group=self.group)
         opts.update(changes)
         return JaxprView(self.full, **opts)
 
     # ---- the levels ------------------------------------------------------------------
 
+    @cached_property
+    def _folded(self) -> G.Graph:
+        return G.fold(self.full)
+
+    def _view(self, opened: set[int]) -> G.Graph:
+        g = G.collapse(self._folded, opened=opened)
+        if self.group == "line":
+            g = G.coarsen(g, "line")
+        return G.stubs(G.records(G.residuals(g)))
+
+    def _auto(self, width_pt: float) -> G.Graph:
+        return self._view(fit.choose(self._folded, self._view, width_pt, self._measure))
+
+    def _measure(self, g: G.Graph) -> fit.Size | None:
+        """The real drawing's size (a quick layout without PNG), or None past 1 s."""
+        try:
+            d = layout.render(to_dot(g, self.rankdir), min(1.0, self.layout_timeout),
+                              self.renderer, png=False)
+        except (layout.LayoutTimeout, layout.NoRenderer, RuntimeError):
+            return None
+        return fit.Size((_svg_width(d.svg) or 0) * 3 / 4, fit.estimate(g).ranks)
+
     def _levels(self):
-        g = G.collapse(self.full, self.depth, self.expand)
-        yield g
-        for by in G.GROUPINGS:
-            yield G.coarsen(g, by)
+        """(graph, retry): the views to try, finest first; `retry(width)` redoes an
+        automatic view with a tighter width budget when the real layout came out wider."""
+        if self.depth != "auto":
+            yield self._view(G.opened_at(self._folded, self.depth, self.expand)), None
+        auto = self._auto(fit.max_width_pt())
+        yield auto, self._auto
+        yield G.coarsen(auto, "phase"), None
 
     def _title(self, g: G.Graph) -> str:
         return f"{self.func_name} — {G.equations(self.num_equations)}"
@@ -86,7 +116,7 @@ class JaxprView:
         notes: list[str] = []
         start = time.perf_counter()
         last = None
-        for g in self._levels():
+        for g, retry in self._levels():
             last = g
             if len(g.nodes) > self.max_nodes:
                 notes.append(f"{len(g.nodes)} nodes exceed max_nodes={self.max_nodes}; "
@@ -95,6 +125,16 @@ class JaxprView:
             dot = to_dot(g, self.rankdir, self._title(g))
             try:
                 d = layout.render(dot, self.layout_timeout, self.renderer, self.png)
+                small = _text_px(d.svg)
+                if retry is not None and small < fit.MIN_TEXT_PX:
+                    # the estimate was short: budget by the measured ratio, lay out again
+                    ratio = fit.estimate(g).width_pt / (_svg_width(d.svg) * 3 / 4)
+                    g = retry(fit.max_width_pt() * ratio * 0.95)
+                    dot = to_dot(g, self.rankdir, self._title(g))
+                    d = layout.render(dot, self.layout_timeout, self.renderer, self.png)
+                    small = _text_px(d.svg)
+                if small < fit.MIN_TEXT_PX:
+                    notes.append(f"smallest text {small:.1f} px at {fit.CELL_PX} px wide")
             except layout.LayoutTimeout as e:
                 notes.append(f"{e}; drawing a coarser view")
                 continue
@@ -194,6 +234,11 @@ class JaxprView:
 
     def __repr__(self) -> str:
         return f"<JaxprView {self.func_name}: {G.equations(self.num_equations)}>"
+
+
+def _text_px(svg: bytes) -> float:
+    """The drawing's smallest text on screen when scaled to the cell width."""
+    return fit.Size((_svg_width(svg) or 0) * 3 / 4, 0).text_px()
 
 
 def _svg_width(svg: bytes) -> float | None:
