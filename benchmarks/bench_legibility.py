@@ -83,7 +83,7 @@ def main() -> int:
     found = list(graphs(nb))
     html, _ = HTMLExporter(theme="light").from_notebook_node(nb)
     widths = iter(drawn_widths(html, len(found)))
-    print(f"{'graph':<36} {'text px':>7} {'nodes':>5} {'time s':>6} {'svg KB':>7}")
+    print(f"{'graph':<36} {'text px':>7} {'nodes':>5} {'time s':>6} {'svg KB':>7} svg→drawn")
     ok = True
     for _, title, svg, error, secs in found:
         if svg is None:
@@ -99,6 +99,7 @@ def main() -> int:
         good = px >= 8 and secs <= 2 and len(svg) <= 1 << 20
         ok &= good
         print(f"{title:<36} {px:>7.1f} {nodes:>5} {secs:>6.2f} {len(svg) / 1024:>7.0f}"
+              f" {svg_pt * 4 / 3:>6.0f}→{drawn:.0f}px"
               + ("" if good else "  (misses a target)"))
     return 0 if ok else 1
 

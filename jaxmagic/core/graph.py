@@ -670,7 +670,7 @@ def _shape_summary(members: list[Node]) -> str:
 _ARG = re.compile(r"^[^\[.]+")
 
 
-def records(g: Graph, most: int = 4, rows: int = 8) -> Graph:
+def records(g: Graph, most: int = 2, rows: int = 6) -> Graph:
     """One record node per argument (or result) with more than `most` leaves, listing
     each leaf's path and shape; a long list ends "+N more"."""
     groups: dict[tuple[str, str], list[Node]] = defaultdict(list)
@@ -691,7 +691,7 @@ def records(g: Graph, most: int = 4, rows: int = 8) -> Graph:
         # leaves that differ only in a list index (one per layer) share a line: [i] ×16
         lines = Counter(re.sub(r"\[\d+\]", "[i]", m.title[len(k[1]):] or m.title) + " "
                         + (m.detail[0] if m.detail else "") for m in members)
-        text = [f"{line.strip()} ×{c}" if c > 1 else line.strip()
+        text = [_short(f"{line.strip()} ×{c}" if c > 1 else line.strip(), 32)
                 for line, c in list(lines.items())[:rows]]
         if len(lines) > rows:
             text.append(f"+{len(lines) - rows} more")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..core import graph as G
 from . import dot as D
 
-CELL_PX = 1000        # the width a graph gets in a 1100 px notebook cell (prompt, padding)
+CELL_PX = 940         # measured: a graph's drawn width in nbconvert's page at 1100 px
 MIN_TEXT_PX = 8.0
 MAX_RANKS = 70        # taller than this and the reader loses the thread; coarsen instead
 _CHAR_PT = 0.6        # DejaVu Sans, average advance per point of font size

@@ -106,6 +106,7 @@ class JaxprView:
             yield self._view(G.opened_at(self._folded, self.depth, self.expand)), None
         auto = self._auto(fit.max_width_pt())
         yield auto, self._auto
+        yield G.coarsen(auto, "function"), None
         yield G.coarsen(auto, "phase"), None
 
     def _title(self, g: G.Graph) -> str:
@@ -133,8 +134,11 @@ class JaxprView:
                     dot = to_dot(g, self.rankdir, self._title(g))
                     d = layout.render(dot, self.layout_timeout, self.renderer, self.png)
                     small = _text_px(d.svg)
-                if small < fit.MIN_TEXT_PX:
-                    notes.append(f"smallest text {small:.1f} px at {fit.CELL_PX} px wide")
+                if small < fit.MIN_TEXT_PX and g.grouping != "phase":
+                    notes.append(f"text would be {small:.1f} px at {fit.CELL_PX} px wide; "
+                                 "drawing a coarser view")
+                    if self.depth == "auto" or retry is None and g.grouping != "equation":
+                        continue
             except layout.LayoutTimeout as e:
                 notes.append(f"{e}; drawing a coarser view")
                 continue

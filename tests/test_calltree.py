@@ -1,0 +1,167 @@
+"""The call tree on real models: grouping by call, backward groups, folded repeats, the
+automatic depth and record inputs (real JAX, Flax NNX, Equinox)."""
+import re
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import jaxmagic
+from jaxmagic.core import graph as G
+from jaxmagic.render import fit
+from jaxmagic.render.jaxpr import _text_px
+
+
+def block(p, x):
+    return jnp.tanh(x @ p["w"]) + x
+
+
+def model(params, x):
+    for p in params:
+        x = block(p, x)
+    return jnp.sum(x ** 2)
+
+
+def layers(n, d=8):
+    return [{"w": jnp.full((d, d), 0.1 * i)} for i in range(n)], jnp.ones((4, d))
+
+
+def titles(g):
+    return [c.title for c in g.clusters.values()]
+
+
+def test_each_call_is_its_own_group_under_the_traced_function():
+    params, x = layers(3)
+    g = jaxmagic.trace(model, params, x).full
+    assert titles(g) == ["model", "block #0", "block #1", "block #2"]
+    top = g.clusters[0]
+    assert top.level == 0          # the traced function itself is context, not a level
+    assert all(g.clusters[i].parent == top.id for i in (1, 2, 3))
+    tanh = [n for n in g.nodes.values() if n.primitive == "tanh"]
+    assert [g.clusters[n.cluster].title for n in tanh] == ["block #0", "block #1", "block #2"]
+
+
+def test_nnx_and_equinox_module_calls_are_groups():
+    nnx = pytest.importorskip("flax.nnx")
+    eqx = pytest.importorskip("equinox")
+
+    class MLP(nnx.Module):
+        def __init__(self, rngs):
+            self.l1 = nnx.Linear(4, 8, rngs=rngs)
+            self.l2 = nnx.Linear(8, 2, rngs=rngs)
+
+        def __call__(self, x):
+            return self.l2(nnx.relu(self.l1(x)))
+
+    graphdef, state = nnx.split(MLP(nnx.Rngs(0)))
+
+    def forward(state, x):
+        return nnx.merge(graphdef, state)(x)
+
+    g = jaxmagic.trace(forward, state, jnp.ones((3, 4))).full
+    assert {"MLP", "Linear #0", "Linear #1"} <= set(titles(g))
+
+    emlp = eqx.nn.MLP(4, 2, 8, depth=2, key=jax.random.key(0))
+    arrays, static = eqx.partition(emlp, eqx.is_array)
+
+    def eforward(arrays, x):
+        return eqx.combine(arrays, static)(x)
+
+    g = jaxmagic.trace(eforward, arrays, jnp.ones(4)).full
+    assert "MLP" in titles(g) and {"Linear #0", "Linear #1", "Linear #2"} <= set(titles(g))
+
+
+def _cluster_graph_is_acyclic(g):
+    def top(n):
+        c = n.cluster
+        while c is not None and g.clusters[c].parent is not None and \
+                g.clusters[g.clusters[c].parent].level > 0:
+            c = g.clusters[c].parent
+        return c if c is not None else ("node", n.id)
+
+    edges = {(top(g.nodes[e.src]), top(g.nodes[e.dst])) for e in g.edges}
+    edges = {(a, b) for a, b in edges if a != b}
+    succ = {}
+    for a, b in edges:
+        succ.setdefault(a, set()).add(b)
+    seen = {}
+
+    def visit(v):     # depth-first: a grey node seen again is a cycle
+        seen[v] = "grey"
+        for w in succ.get(v, ()):
+            if seen.get(w) == "grey" or (w not in seen and not visit(w)):
+                return False
+        seen[v] = "black"
+        return True
+
+    return all(visit(v) for v in list(succ) if v not in seen)
+
+
+def test_backward_pass_of_a_call_is_its_own_group_and_the_groups_are_acyclic():
+    params, x = layers(3)
+    g = jaxmagic.trace(jax.grad(model), params, x).full
+    back = [c for c in g.clusters.values() if c.backward]
+    assert {c.title for c in back} >= {"model · backward", "block #1 · backward"}
+    for c in back:
+        ops = [n for n in g.nodes.values() if n.cluster == c.id and n.kind == "op"]
+        assert all(n.backward for n in ops)
+    assert _cluster_graph_is_acyclic(g)
+
+
+def test_consecutive_identical_calls_fold_forward_and_backward_separately():
+    params, x = layers(16)
+    view = jaxmagic.trace(jax.grad(model), params, x)
+    folded = G.fold(view.full)
+    names = titles(folded)
+    assert "block ×16" in names
+    assert any(re.fullmatch(r"block ×1[56] · backward", t) for t in names)
+    assert not any("#7" in t for t in names)
+    # the fold keeps every equation: counts and equation indices add up
+    ops = sum(n.count for n in folded.nodes.values() if n.kind == "op")
+    assert ops == sum(1 for n in view.full.nodes.values() if n.kind == "op")
+    eqns = sorted(i for n in folded.nodes.values() for i in n.eqns)
+    assert eqns == sorted(i for n in view.full.nodes.values() for i in n.eqns)
+    assert _cluster_graph_is_acyclic(G.collapse(view.full, None))
+
+
+def test_calls_with_different_shapes_do_not_fold():
+    params = [{"w": jnp.ones((8, 16))}, {"w": jnp.ones((16, 4))}]
+
+    def net(params, x):
+        return dense(params[1], dense(params[0], x))
+
+    def dense(p, x):
+        return jnp.tanh(x @ p["w"])
+
+    g = G.fold(jaxmagic.trace(net, params, jnp.ones((2, 8))).full)
+    assert titles(g) == ["net", "dense #0", "dense #1"]
+
+
+def test_auto_depth_opens_what_fits_and_keeps_text_legible():
+    params, x = layers(16)
+    view = jaxmagic.trace(jax.grad(model), params, x)
+    assert view.depth == "auto"
+    g = view.graph
+    assert len(g.nodes) > 8                       # not one opaque box
+    assert any("block ×16" in t for t in titles(g))     # the repeated layer, opened
+    assert _text_px(view._drawn.svg) >= fit.MIN_TEXT_PX
+    assert len(view.configure(depth=0).graph.nodes) < len(g.nodes)
+
+
+def test_many_leaves_are_one_record_node():
+    params, x = layers(16)
+    g = jaxmagic.trace(model, params, x).configure(depth=None).graph
+    inputs = [n for n in g.nodes.values() if n.kind == "input"]
+    record = [n for n in inputs if n.primitive == "record"]
+    assert len(record) == 1 and record[0].title == "arg0 · 16 leaves"
+    assert record[0].detail == ("[i]['w'] f32[8,8] ×16",)
+    long = G.records(jaxmagic.trace(lambda p: [q["w"] * 2 for q in p],
+                                    [{"w": jnp.ones(i + 1)} for i in range(12)]).full)
+    (rec,) = [n for n in long.nodes.values() if n.kind == "input"]
+    assert rec.detail[-1] == "+6 more"
+
+
+def test_group_by_source_line_is_an_option():
+    params, x = layers(4)
+    view = jaxmagic.trace(jax.grad(model), params, x).configure(group="line")
+    assert view.graph.grouping == "line"
