@@ -135,9 +135,11 @@ class JaxprView:
                     d = layout.render(dot, self.layout_timeout, self.renderer, self.png)
                     small = _text_px(d.svg)
                 if small < fit.MIN_TEXT_PX and g.grouping != "phase":
-                    notes.append(f"text would be {small:.1f} px at {fit.CELL_PX} px wide; "
-                                 "drawing a coarser view")
-                    if self.depth == "auto" or retry is None and g.grouping != "equation":
+                    coarser = self.depth == "auto" or retry is None and \
+                        g.grouping != "equation"
+                    notes.append(f"text {small:.1f} px at {fit.CELL_PX} px wide"
+                                 + ("; drawing a coarser view" if coarser else ""))
+                    if coarser:
                         continue
             except layout.LayoutTimeout as e:
                 notes.append(f"{e}; drawing a coarser view")
