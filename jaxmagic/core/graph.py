@@ -7,6 +7,7 @@ plain data, so renderers never touch JAX.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import linecache
 import os
@@ -101,8 +102,23 @@ def equations(n: int) -> str:
 _DTYPES = {"float": "f", "int": "i", "uint": "u", "complex": "c", "bfloat": "bf"}
 
 
+_AVAL_TEXT: dict[Any, str] = {}
+
+
 def aval_str(aval: Any) -> str:
     """`f32[16,64]`, as JAX prints avals, from any shaped value."""
+    try:
+        return _AVAL_TEXT[aval]      # a 64-layer gradient prints 28,000 avals, 20 distinct
+    except (KeyError, TypeError):
+        text = _aval_text(aval)
+    try:
+        _AVAL_TEXT[aval] = text
+    except TypeError:                # an unhashable aval
+        pass
+    return text
+
+
+def _aval_text(aval: Any) -> str:
     shape = getattr(aval, "shape", None)
     dtype = getattr(aval, "dtype", None)
     if shape is None or dtype is None:
@@ -220,7 +236,7 @@ class _Builder:
             backward = _compat.is_backward(eqn)
             parent = self._scope_cluster(scopes, _compat.scope_names(eqn), backward, level,
                                          alias)
-            self.equation(eqn, env, parent, self._level_of(parent, level))
+            self.equation(eqn, env, parent, self._level_of(parent, level), backward)
 
     def _level_of(self, cluster: int | None, default: int) -> int:
         return self.clusters[cluster].level if cluster is not None else default
@@ -241,7 +257,8 @@ class _Builder:
                     detail=() if call else ("named scope",), backward=backward, label=label)
         return scopes[(names, backward)]
 
-    def equation(self, eqn: Any, env: dict, parent: int | None, level: int) -> None:
+    def equation(self, eqn: Any, env: dict, parent: int | None, level: int,
+                 backward: bool) -> None:
         index = self.num_equations
         self.num_equations += 1
         prim = eqn.primitive.name
@@ -262,7 +279,7 @@ class _Builder:
         title = prim + (" · " + ", ".join(lits) if lits else "")
         n = self.node("op", title, parent, detail=_params_detail(prim, eqn.params),
                       where=where, source=source, collective=prim in COLLECTIVES,
-                      backward=_compat.is_backward(eqn), primitive=prim, eqns=(index,),
+                      backward=backward, primitive=prim, eqns=(index,),
                       signature=f"{title}:{','.join(aval_str(v.aval) for v in eqn.outvars)}")
         for a in eqn.invars:
             self.feed(a, env, n)
@@ -383,9 +400,11 @@ def _specs(specs: Any) -> str:
 
 def _where(eqn: Any) -> tuple[str, str]:
     src = _compat.user_source(eqn)
-    if src is None:
-        return "", ""
-    file, line, func = src
+    return ("", "") if src is None else _where_text(*src)
+
+
+@functools.lru_cache(maxsize=4096)
+def _where_text(file: str, line: int, func: str) -> tuple[str, str]:
     text = linecache.getline(file, line).strip()
     func = func.rsplit(".", 1)[-1] if func and func != "<module>" else os.path.basename(file)
     return f"{func}:{line}", text

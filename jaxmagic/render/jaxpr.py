@@ -79,13 +79,14 @@ class JaxprView:
 
     @cached_property
     def _folded(self) -> G.Graph:
-        return G.fold(self.full)
+        """Repeats folded, many-leaf arguments as records: the same at every depth."""
+        return G.records(G.fold(self.full))
 
     def _view(self, opened: set[int]) -> G.Graph:
         g = G.collapse(self._folded, opened=opened)
         if self.group == "line":
             g = G.coarsen(g, "line")
-        return G.stubs(G.records(G.residuals(g)))
+        return G.stubs(G.residuals(g))
 
     def _auto(self, width_pt: float) -> G.Graph:
         return self._view(fit.choose(self._folded, self._view, width_pt, self._measure))
@@ -93,8 +94,8 @@ class JaxprView:
     def _measure(self, g: G.Graph) -> fit.Size | None:
         """The real drawing's size (a quick layout without PNG), or None past 1 s."""
         try:
-            d = layout.render(to_dot(g, self.rankdir), min(1.0, self.layout_timeout),
-                              self.renderer, png=False)
+            d = layout.render(to_dot(g, self.rankdir, self._title(g)),
+                              min(1.0, self.layout_timeout), self.renderer, png=False)
         except (layout.LayoutTimeout, layout.NoRenderer, RuntimeError):
             return None
         return fit.Size((_svg_width(d.svg) or 0) * 3 / 4, fit.estimate(g).ranks)
