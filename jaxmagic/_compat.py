@@ -42,16 +42,16 @@ def literal_value(atom: Any):
 _OWN_DIR = __file__.rsplit("/", 1)[0] + "/"
 
 
-def user_source(eqn: Any) -> tuple[str, int, str] | None:
+def user_source(eqn: Any, skip: tuple[str, ...] = ()) -> tuple[str, int, str] | None:
     """(file, line, function) of the user code that emitted `eqn`, if known.
 
     JAX skips its own frames; jaxmagic's (the wrapper that binds static arguments) are
-    skipped here too.
+    skipped here too, and those under the directories in `skip` (installed libraries).
     """
     from jax._src import source_info_util
 
     for frame in source_info_util.user_frames(eqn.source_info.traceback):
-        if not frame.file_name.startswith(_OWN_DIR):
+        if not frame.file_name.startswith((_OWN_DIR, *skip)):
             return frame.file_name, frame.start_line, frame.function_name
     return None
 

@@ -154,7 +154,7 @@ def test_many_leaves_are_one_record_node():
     inputs = [n for n in g.nodes.values() if n.kind == "input"]
     record = [n for n in inputs if n.primitive == "record"]
     assert len(record) == 1 and record[0].title == "arg0 · 16 leaves"
-    assert record[0].detail == ("[i]['w'] f32[8,8] ×16",)
+    assert record[0].detail == ("[i].w f32[8,8] ×16",)
     long = G.records(jaxmagic.trace(lambda p: [q["w"] * 2 for q in p],
                                     [{"w": jnp.ones(i + 1)} for i in range(12)]).full)
     (rec,) = [n for n in long.nodes.values() if n.kind == "input"]

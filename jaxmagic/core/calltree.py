@@ -11,6 +11,7 @@ instance is its own group; JAX adds `jvp`/`transpose`/`vmap` around them by itse
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 import site
@@ -36,16 +37,27 @@ def parse(name: str) -> tuple[str, int] | None:
     return (m.group(1), int(m.group(2))) if m else None
 
 
-def _library_dirs() -> tuple[str, ...]:
+_LIBRARIES = ("jax", "jaxlib", "numpy", "flax", "equinox", "haiku", "optax")
+
+
+def library_dirs() -> tuple[str, ...]:
+    """Where installed code lives (site-packages, the standard library, jaxmagic, and the
+    model libraries wherever they are): calls from there are not the user's."""
+    return _library_dirs(tuple(m for m in _LIBRARIES if m in sys.modules))
+
+
+@functools.lru_cache(maxsize=8)
+def _library_dirs(loaded: tuple[str, ...]) -> tuple[str, ...]:
     dirs = set(site.getsitepackages() + [site.getusersitepackages()])
     for key in ("stdlib", "platstdlib", "purelib", "platlib"):
         dirs.add(sysconfig.get_path(key))
-    dirs.add(os.path.dirname(os.path.dirname(os.path.abspath(_compat.__file__))) + "/jaxmagic")
-    for mod in ("jax", "jaxlib", "numpy", "flax", "equinox", "haiku", "optax"):
-        m = sys.modules.get(mod)
-        if m is not None and getattr(m, "__file__", None):
-            dirs.add(os.path.dirname(m.__file__))
-    return tuple(os.path.realpath(d) + "/" for d in dirs if d)
+    dirs.add(os.path.dirname(os.path.abspath(_compat.__file__)))
+    for mod in loaded:
+        file = getattr(sys.modules.get(mod), "__file__", None)
+        if file:
+            dirs.add(os.path.dirname(file))
+    paths = {os.path.abspath(d) for d in dirs if d} | {os.path.realpath(d) for d in dirs if d}
+    return tuple(sorted(d + "/" for d in paths))
 
 
 def _module_bases() -> tuple[type, ...]:
@@ -63,7 +75,7 @@ _SKIP_FLAGS = 0x20 | 0x80 | 0x100 | 0x200    # generators and coroutines: no cal
 
 class _Recorder:
     def __init__(self) -> None:
-        self.library = _library_dirs()
+        self.library = library_dirs()
         self.bases = _module_bases()
         self.user_code: dict[Any, bool] = {}    # code object → defined in the user's code
         self.open: dict[Any, tuple[Any, str]] = {}   # frame → (scope, label)

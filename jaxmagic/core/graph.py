@@ -234,8 +234,10 @@ class _Builder:
         scopes: dict[tuple, int | None] = {((), False): cluster, ((), True): cluster}
         for eqn in jaxpr.eqns:
             backward = _compat.is_backward(eqn)
-            parent = self._scope_cluster(scopes, _compat.scope_names(eqn), backward, level,
-                                         alias)
+            names = _compat.scope_names(eqn)
+            if backward:    # a transpose inside a jit can repeat the jit's own scope
+                names = tuple(n for i, n in enumerate(names) if i == 0 or names[i - 1] != n)
+            parent = self._scope_cluster(scopes, names, backward, level, alias)
             self.equation(eqn, env, parent, self._level_of(parent, level), backward)
 
     def _level_of(self, cluster: int | None, default: int) -> int:
@@ -399,7 +401,9 @@ def _specs(specs: Any) -> str:
 
 
 def _where(eqn: Any) -> tuple[str, str]:
-    src = _compat.user_source(eqn)
+    """The user's line: the innermost frame outside JAX and installed libraries (Optax's
+    `<lambda>:398` tells a reader nothing)."""
+    src = _compat.user_source(eqn, calltree.library_dirs())
     return ("", "") if src is None else _where_text(*src)
 
 
@@ -631,6 +635,104 @@ def fold(g: Graph) -> Graph:
     return out
 
 
+def lanes(g: Graph, longest: int = 12) -> Graph:
+    """Fold the per-leaf copies of a tree map: a run of `N` consecutive blocks of the
+    same operations in one group (shapes may differ), with no edge between blocks and
+    each block feeding results of its own, is drawn as its first block marked ×N leaves
+    (an optimizer updates every parameter leaf with the same few operations). Edges
+    between folded nodes lose their labels: the shapes differ per leaf."""
+    reach = _outputs_reached(g)
+    groups: dict[int | None, list[Node]] = defaultdict(list)
+    for i in sorted(g.nodes):
+        if g.nodes[i].kind == "op":
+            groups[g.nodes[i].cluster].append(g.nodes[i])
+    succ: dict[int, set[int]] = defaultdict(set)
+    for e in g.edges:
+        succ[e.src].add(e.dst)
+    alias: dict[int, int] = {}
+    copies: dict[int, int] = {}
+    for ops in groups.values():
+        i = 0
+        while i < len(ops):
+            p, n = _run(ops, i, longest, succ, reach)
+            for k in range(1, n):
+                alias.update((m.id, f.id) for m, f in zip(ops[i + k * p: i + k * p + p],
+                                                          ops[i: i + p]))
+            copies.update((f.id, n) for f in ops[i: i + p] if n > 1)
+            i += p * n if n > 1 else 1
+    if not alias:
+        return g
+
+    def make(key: int, members: list[Node]) -> Node:
+        first = g.nodes[key]
+        return replace(first, detail=first.detail + (f"×{copies[key]} leaves",),
+                       count=sum(m.count for m in members), eqns=_union(members))
+
+    out = contract(g, lambda n: alias.get(n.id, n.id if n.id in copies else None), make)
+    folded = {i for i, n in out.nodes.items() if n.detail and n.detail[-1].endswith(" leaves")
+              and n.kind == "op"}
+    out.edges = [replace(e, label="") if e.src in folded and e.dst in folded else e
+                 for e in out.edges]
+    return out
+
+
+def _run(ops: list[Node], i: int, longest: int, succ: dict, reach: dict) -> tuple[int, int]:
+    """(period, copies) of the longest run of independent equal blocks starting at i."""
+    best = (1, 1)
+    for p in range(1, longest + 1):
+        titles = [o.title for o in ops[i: i + p]]
+        n = 1
+        while [o.title for o in ops[i + n * p: i + n * p + p]] == titles:
+            n += 1
+        if n > 1 and p * n > best[0] * best[1]:
+            blocks = [{o.id for o in ops[i + k * p: i + k * p + p]} for k in range(n)]
+            if _independent(blocks, succ, reach):
+                best = (p, n)
+    return best
+
+
+def _independent(blocks: list[set[int]], succ: dict, reach: dict) -> bool:
+    """No edge between blocks, and each block reaches results no other block reaches."""
+    owner = {i: k for k, b in enumerate(blocks) for i in b}
+    if any(owner.get(j, k) != k for i, k in owner.items() for j in succ[i]):
+        return False
+    seen = 0
+    for b in blocks:
+        mine = 0
+        for i in b:
+            mine |= reach[i]
+        if not mine or mine & seen:
+            return False
+        seen |= mine
+    return True
+
+
+def _outputs_reached(g: Graph) -> dict[int, int]:
+    """Per node, the results it flows into (outputs, and values nothing uses: a state
+    update that `nnx.jit` writes back), as a bit set."""
+    succ: dict[int, list[int]] = defaultdict(list)
+    indeg = {i: 0 for i in g.nodes}
+    for e in g.edges:
+        succ[e.src].append(e.dst)
+        indeg[e.dst] += 1
+    order, ready = [], [i for i, d in indeg.items() if d == 0]
+    while ready:
+        i = ready.pop()
+        order.append(i)
+        for j in succ[i]:
+            indeg[j] -= 1
+            if indeg[j] == 0:
+                ready.append(j)
+    outputs = [i for i, n in g.nodes.items() if n.kind == "output" or not succ[i]]
+    reach = {i: 0 for i in g.nodes}
+    for k, i in enumerate(outputs):
+        reach[i] = 1 << k
+    for i in reversed(order):
+        for j in succ[i]:
+            reach[i] |= reach[j]
+    return reach
+
+
 GROUPINGS = ("line", "function", "phase")
 
 
@@ -707,17 +809,49 @@ def records(g: Graph, most: int = 2, rows: int = 6) -> Graph:
         return k if k in big else None
 
     def make(k, members: list[Node]) -> Node:
+        paths = [_leaf_path(m.title[len(k[1]):] or m.title) for m in members]
+        shapes = [m.detail[0] if m.detail else "" for m in members]
         # leaves that differ only in a list index (one per layer) share a line: [i] ×16
-        lines = Counter(re.sub(r"\[\d+\]", "[i]", m.title[len(k[1]):] or m.title) + " "
-                        + (m.detail[0] if m.detail else "") for m in members)
-        text = [_short(f"{line.strip()} ×{c}" if c > 1 else line.strip(), 32)
-                for line, c in list(lines.items())[:rows]]
-        if len(lines) > rows:
-            text.append(f"+{len(lines) - rows} more")
+        same = [re.sub(r"\[\d+\]", "[i]", p) for p in paths]
+        count = Counter(zip(same, shapes))
+        lines: dict[tuple[str, str], str] = {}
+        for path, pattern, shape in zip(paths, same, shapes):
+            c = count[pattern, shape]
+            lines.setdefault((pattern, shape), _short(
+                f"{pattern} {shape} ×{c}" if c > 1 else f"{path} {shape}", 34))
+        text = list(lines.values())
+        if len(text) > rows:
+            text = text[:rows] + [f"+{len(text) - rows} more"]
         return Node(0, k[0], f"{k[1]} · {len(members)} leaves", detail=tuple(text),
                     primitive="record")
 
     return contract(g, key, make)
+
+
+def _leaf_path(path: str) -> str:
+    """`opt_state[0].mu.l1.bias` for `.opt_state[0].mu['l1']['bias'].value`: dict keys as
+    attributes and NNX's `.value` dropped, so a record row stays short."""
+    path = re.sub(r"\['([A-Za-z_]\w*)'\]", r".\1", path)
+    path = re.sub(r"\.value$", "", path)
+    return path.lstrip(".") or path
+
+
+def quiet_where(g: Graph, least: int = 3) -> Graph:
+    """Drop the location from the nodes of a group when all of them (at least `least`)
+    share it: one line repeated on every box (an optimizer's update call) is noise. The
+    tooltip keeps the source."""
+    wheres: dict[int | None, set[str]] = defaultdict(set)
+    counts: Counter = Counter()
+    for n in g.nodes.values():
+        if n.where:
+            wheres[n.cluster].add(n.where)
+            counts[n.cluster] += 1
+    same = {c for c, w in wheres.items() if len(w) == 1 and counts[c] >= least}
+    if not same:
+        return g
+    nodes = {i: replace(n, where="") if n.where and n.cluster in same else n
+             for i, n in g.nodes.items()}
+    return replace(g, nodes=nodes)
 
 
 def stubs(g: Graph, fanout: int = 4) -> Graph:

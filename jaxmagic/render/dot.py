@@ -132,6 +132,21 @@ def to_dot(g: Graph, rankdir: str = "TB", title: str = "") -> str:
             lines.append(f"{indent}}}")
 
     emit(None, "")
+    # arguments in one row above everything (a source inside a group, such as a stub,
+    # hangs from them by an invisible edge), results in one row below (the same for a
+    # value nothing uses), so they never stand beside a tall group and widen the picture
+    inputs = [n.id for n in members.get(None, []) if n.kind == "input"]
+    outputs = [n.id for n in members.get(None, []) if n.kind == "output"]
+    fed, feeding = {e.dst for e in g.edges}, {e.src for e in g.edges}
+    for i in inputs[:1]:
+        lines.extend(f"  n{i} -> n{n.id} [style=invis, weight=0];" for n in g.nodes.values()
+                     if n.id not in fed and n.cluster in g.clusters)
+    for i in outputs[:1]:
+        lines.extend(f"  n{n.id} -> n{i} [style=invis, weight=0];" for n in g.nodes.values()
+                     if n.id not in feeding and n.cluster in g.clusters)
+    for where, ends in (("source", inputs), ("sink", outputs)):
+        if ends:
+            lines.append(f"  {{rank={where}; {'; '.join(f'n{i}' for i in ends)};}}")
     for e in g.edges:   # xlabels are placed after layout: a third of the time of labels
         lab = f' [xlabel="{attr_text(e.label, 40)}"]' if labelled(g, e) else ""
         lines.append(f"  n{e.src} -> n{e.dst}{lab};")

@@ -45,8 +45,8 @@ def _node_width(n: G.Node) -> float:
 
 def _ranks(g: G.Graph) -> dict[int, int]:
     """Longest-path layering (Kahn's order; nodes on a cycle go after their inputs), then
-    each source moved down to just above its first consumer, as `dot`'s network simplex
-    places inputs and stubs next to where they are used."""
+    each source other than an argument moved down to just above its first consumer, as
+    `dot`'s network simplex places stubs and constants next to where they are used."""
     indeg = {i: 0 for i in g.nodes}
     succ: dict[int, list[int]] = defaultdict(list)
     for e in g.edges:
@@ -63,8 +63,14 @@ def _ranks(g: G.Graph) -> dict[int, int]:
             if indeg[j] == 0:
                 ready.append(j)
     for i in sources:
-        if succ[i]:
-            rank[i] = max(0, min(rank[j] for j in succ[i]) - 1)
+        if succ[i] and g.nodes[i].kind != "input":
+            rank[i] = max(1, min(rank[j] for j in succ[i]) - 1)
+    last = max(rank.values(), default=0) + 1
+    for i, n in g.nodes.items():      # to_dot puts arguments first and results last
+        if n.kind == "input" and n.cluster not in g.clusters:
+            rank[i] = 0
+        elif n.kind == "output" and n.cluster not in g.clusters:
+            rank[i] = last
     return rank
 
 

@@ -80,13 +80,13 @@ class JaxprView:
     @cached_property
     def _folded(self) -> G.Graph:
         """Repeats folded, many-leaf arguments as records: the same at every depth."""
-        return G.records(G.fold(self.full))
+        return G.records(G.lanes(G.fold(self.full)))
 
     def _view(self, opened: set[int]) -> G.Graph:
         g = G.collapse(self._folded, opened=opened)
         if self.group == "line":
             g = G.coarsen(g, "line")
-        return G.stubs(G.residuals(g))
+        return G.stubs(G.quiet_where(G.residuals(g)))
 
     def _auto(self, width_pt: float) -> G.Graph:
         return self._view(fit.choose(self._folded, self._view, width_pt, self._measure))
