@@ -736,8 +736,9 @@ def _outputs_reached(g: Graph) -> dict[int, int]:
 GROUPINGS = ("line", "function", "phase")
 
 
-def coarsen(g: Graph, by: str) -> Graph:
-    """Group equations by source line, by function, or by forward/backward phase.
+def coarsen(g: Graph, by: str, within: set[int] | None = None) -> Graph:
+    """Group equations by source line, by function, or by forward/backward phase; with
+    `within`, only the equations drawn directly inside those clusters, by line.
 
     Inputs and outputs are grouped by argument (`params` for `params[3]['w']`) too when
     there are many, since a 64-layer model has hundreds of parameter leaves.
@@ -748,7 +749,7 @@ def coarsen(g: Graph, by: str) -> Graph:
     def key(n: Node):
         if n.kind in ("input", "output"):
             return (None, n.kind, n.title.split("[")[0]) if many[n.kind] else None
-        if n.kind != "op":
+        if n.kind != "op" or within is not None and n.cluster not in within:
             return None
         phase = "backward" if n.backward else "forward"
         if by == "line":
@@ -765,16 +766,20 @@ def coarsen(g: Graph, by: str) -> Graph:
         top = ", ".join(f"{p} ×{c}" if c > 1 else p for p, c in prims.most_common(3))
         more = len(prims) - 3
         where = k[1] if by != "phase" else ""
-        title = f"{where} · {k[-1]}" if where else k[-1]
+        source = members[0].source if by == "line" else ""
+        # a line's own text says more than its number, which stays in `where`
+        title = (_short(source, 40) if source else where) or k[-1]
+        if where and k[-1] == "backward":
+            title += " · backward"
         return Node(0, "group", title,
                     detail=(equations(len(members)), top + (f", +{more} more" if more > 0
                                                                else "")),
-                    where=where, source=members[0].source if by == "line" else "",
+                    where=where if source else "", source=source,
                     cluster=k[0], count=len(members),
                     collective=any(m.collective for m in members),
                     backward=k[-1] == "backward", primitive="group", eqns=_union(members))
 
-    out = contract(g, key, make, grouping=by)
+    out = contract(g, key, make, grouping=by if within is None else g.grouping)
     if by == "phase":
         out.clusters = {}
         for n in out.nodes.values():

@@ -129,31 +129,42 @@ def fits(size: Size, width_pt: float) -> bool:
     return size.width_pt <= width_pt and size.ranks <= MAX_RANKS
 
 
-def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 2) -> set[int]:
-    """The clusters to open: breadth first, biggest first, each kept only while the
-    drawing of `draw(opened)` stays within `width_pt` and the rank budget.
+def choose(folded: G.Graph, draw, width_pt: float, measure=None,
+           layouts: int = 2) -> tuple[set[int], frozenset[int]]:
+    """(clusters to open, those of them whose own equations are grouped by source line):
+    breadth first, biggest first, each opened only while the drawing of
+    `draw(opened, by_line)` stays within `width_pt` and the rank budget. A call whose
+    inside is too big opens with its equations grouped by line, and its calls closed,
+    rather than stay one box (a repeated transformer layer shows its five lines).
 
     The estimate decides clear cases; `measure(graph) -> Size | None` (a real layout)
     decides at most `layouts` close ones (estimate within 25% of the budget), where the
     estimate's error (measured: ±15%, up to 35%) could turn the answer.
     """
     opened = G.opened_at(folded, 0)
+    by_line: frozenset[int] = frozenset()
     children: dict[int | None, list[int]] = defaultdict(list)
     for c in folded.clusters.values():
         children[c.parent].append(c.id)
     frontier = [c for p in [None, *opened] for c in children[p] if c not in opened]
+    budget = [layouts]
+
+    def fit_(trial: set[int], lined: frozenset[int]) -> bool:
+        g = draw(trial, lined)
+        size = estimate(g)
+        if measure is not None and budget[0] > 0 and \
+                width_pt * 0.75 < size.width_pt < width_pt * 1.25 and size.ranks <= MAX_RANKS:
+            budget[0] -= 1
+            size = measure(g) or size
+        return fits(size, width_pt)
+
     while frontier:
         frontier.sort(key=lambda c: (folded.clusters[c].level,
                                      -folded.clusters[c].num_equations))
         c = frontier.pop(0)
-        trial = opened | {c}
-        g = draw(trial)
-        size = estimate(g)
-        if measure is not None and layouts > 0 and \
-                width_pt * 0.75 < size.width_pt < width_pt * 1.25 and size.ranks <= MAX_RANKS:
-            layouts -= 1
-            size = measure(g) or size
-        if fits(size, width_pt):
-            opened = trial
+        if fit_(opened | {c}, by_line):
+            opened = opened | {c}
             frontier += children[c]
-    return opened
+        elif fit_(opened | {c}, by_line | {c}):
+            opened, by_line = opened | {c}, by_line | {c}
+    return opened, by_line

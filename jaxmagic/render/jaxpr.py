@@ -82,14 +82,20 @@ class JaxprView:
         """Repeats folded, many-leaf arguments as records: the same at every depth."""
         return G.records(G.lanes(G.fold(self.full)))
 
-    def _view(self, opened: set[int]) -> G.Graph:
+    def _view(self, opened: set[int], by_line: frozenset[int] = frozenset()) -> G.Graph:
+        """The folded graph with `opened` clusters drawn open (those in `by_line` with
+        their own equations grouped by source line)."""
         g = G.collapse(self._folded, opened=opened)
         if self.group == "line":
             g = G.coarsen(g, "line")
+        elif by_line:
+            g = G.coarsen(g, "line", within=set(by_line))
         return G.stubs(G.quiet_where(G.residuals(g)))
 
-    def _auto(self, width_pt: float) -> G.Graph:
-        return self._view(fit.choose(self._folded, self._view, width_pt, self._measure))
+    def _auto(self, width_pt: float, layouts: int = 2) -> G.Graph:
+        """The automatic depth within `width_pt`, laying out at most `layouts` trials."""
+        return self._view(*fit.choose(self._folded, self._view, width_pt, self._measure,
+                                      layouts))
 
     def _measure(self, g: G.Graph) -> fit.Size | None:
         """The real drawing's size (a quick layout without PNG), or None past 1 s."""
@@ -131,7 +137,7 @@ class JaxprView:
                 if retry is not None and small < fit.MIN_TEXT_PX:
                     # the estimate was short: budget by the measured ratio, lay out again
                     ratio = fit.estimate(g).width_pt / (_svg_width(d.svg) * 3 / 4)
-                    g = retry(fit.max_width_pt() * ratio * 0.95)
+                    g = retry(fit.max_width_pt() * ratio * 0.95, 0)
                     dot = to_dot(g, self.rankdir, self._title(g))
                     d = layout.render(dot, self.layout_timeout, self.renderer, self.png)
                     small = _text_px(d.svg)
