@@ -42,16 +42,16 @@ def literal_value(atom: Any):
 _OWN_DIR = __file__.rsplit("/", 1)[0] + "/"
 
 
-def user_source(eqn: Any, skip: tuple[str, ...] = ()) -> tuple[str, int, str] | None:
+def user_source(eqn: Any) -> tuple[str, int, str] | None:
     """(file, line, function) of the user code that emitted `eqn`, if known.
 
     JAX skips its own frames; jaxmagic's (the wrapper that binds static arguments) are
-    skipped here too, and those under the directories in `skip` (installed libraries).
+    skipped here too.
     """
     from jax._src import source_info_util
 
     for frame in source_info_util.user_frames(eqn.source_info.traceback):
-        if not frame.file_name.startswith((_OWN_DIR, *skip)):
+        if not frame.file_name.startswith(_OWN_DIR):
             return frame.file_name, frame.start_line, frame.function_name
     return None
 
@@ -75,6 +75,16 @@ def name_scope(name: str) -> Any:
     except ImportError:
         return jax.named_scope(name)
     return extend_name_stack(name)
+
+
+def source_frames(eqn: Any) -> list[tuple[str, int, str]]:
+    """(file, line, function) of every frame outside JAX and jaxmagic that emitted `eqn`,
+    innermost first."""
+    from jax._src import source_info_util
+
+    return [(f.file_name, f.start_line, f.function_name)
+            for f in source_info_util.user_frames(eqn.source_info.traceback)
+            if not f.file_name.startswith(_OWN_DIR)]
 
 
 def is_backward(eqn: Any) -> bool:

@@ -250,7 +250,7 @@ class _Builder:
             if key not in scopes:
                 parent = scopes[(names[: k - 1], backward)]
                 call = calltree.parse(names[k - 1])
-                if k == 1 and call and call[0] == alias:
+                if call and (k == 1 and call[0] == alias or self._named_for(parent, call[0])):
                     scopes[key] = parent
                     continue
                 label = call[0] if call else names[k - 1]
@@ -258,6 +258,13 @@ class _Builder:
                     "scope", names[k - 1], parent, self._level_of(parent, level) + 1,
                     detail=() if call else ("named scope",), backward=backward, label=label)
         return scopes[(names, backward)]
+
+    def _named_for(self, cluster: int | None, label: str) -> bool:
+        """`cluster` is the name scope a library opened for this very call (Haiku names
+        `linear_0` the scope of a `Linear`): one group, not two."""
+        c = self.clusters.get(cluster) if cluster is not None else None
+        return c is not None and c.detail == ("named scope",) and \
+            re.sub(r"_\d+$", "", c.label).replace("_", "") == label.lower()
 
     def equation(self, eqn: Any, env: dict, parent: int | None, level: int,
                  backward: bool) -> None:
@@ -403,7 +410,8 @@ def _specs(specs: Any) -> str:
 def _where(eqn: Any) -> tuple[str, str]:
     """The user's line: the innermost frame outside JAX and installed libraries (Optax's
     `<lambda>:398` tells a reader nothing)."""
-    src = _compat.user_source(eqn, calltree.library_dirs())
+    skip = calltree.library_dirs()
+    src = next((f for f in _compat.source_frames(eqn) if not f[0].startswith(skip)), None)
     return ("", "") if src is None else _where_text(*src)
 
 
