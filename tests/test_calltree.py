@@ -165,3 +165,96 @@ def test_group_by_source_line_is_an_option():
     params, x = layers(4)
     view = jaxmagic.trace(jax.grad(model), params, x).configure(group="line")
     assert view.graph.grouping == "line"
+
+
+def test_an_input_feeding_many_nodes_becomes_stubs():
+    def spread(w, x):
+        return jnp.sin(x * w) + jnp.cos(x + w) + jnp.tanh(x - w) + jnp.exp(w)
+
+    g = jaxmagic.trace(spread, jnp.ones(3), jnp.ones(3)).configure(depth=None).graph
+    (w,) = [n for n in g.nodes.values() if n.kind == "input" and n.title == "arg0"]
+    assert not any(e.src == w.id for e in g.edges)          # drawn once, at the side
+    stubs = [n for n in g.nodes.values() if n.kind == "stub"]
+    assert len(stubs) >= 4 and {s.title for s in stubs} == {"arg0"}
+    assert all(any(e.src == s.id for e in g.edges) for s in stubs)
+    x = next(n for n in g.nodes.values() if n.title == "arg1")
+    assert sum(e.src == x.id for e in g.edges) == 3            # below the hub threshold
+
+
+def test_haiku_module_calls_are_groups_named_as_haiku_names_them():
+    hk = pytest.importorskip("haiku")
+
+    def f(x):
+        return hk.nets.MLP([8, 8, 2])(x)
+
+    net = hk.without_apply_rng(hk.transform(f))
+    params = net.init(jax.random.key(0), jnp.ones((3, 4)))
+    g = jaxmagic.trace(net.apply, params, jnp.ones((3, 4))).full
+    names = titles(g)
+    assert {"mlp", "linear_0", "linear_1", "linear_2"} <= set(names)
+    assert "Linear" not in names        # Haiku's scope and the call are one group
+    dots = [n for n in g.nodes.values() if n.primitive == "dot_general"]
+    assert sorted(g.clusters[n.cluster].title for n in dots) == \
+        ["linear_0", "linear_1", "linear_2"]
+
+
+def test_per_leaf_copies_of_an_optimizer_update_fold_as_leaves():
+    optax = pytest.importorskip("optax")
+    opt = optax.adamw(1e-3)
+    params = {"w": jnp.ones((8, 8)), "b": jnp.zeros(8), "head": {"w": jnp.ones((8, 2))}}
+    state = opt.init(params)
+    view = jaxmagic.trace(opt.update, params, state, params)
+    folded = G.lanes(G.fold(view.full))
+    leafy = [n for n in folded.nodes.values() if n.detail and n.detail[-1] == "×3 leaves"]
+    assert len(leafy) >= 8 and {"sqrt", "integer_pow"} <= {n.primitive for n in leafy}
+    assert len(folded.nodes) < len(view.full.nodes) - 2 * len(leafy) + 1
+    # every equation is still counted once
+    assert sorted(i for n in folded.nodes.values() for i in n.eqns) == \
+        sorted(i for n in view.full.nodes.values() for i in n.eqns)
+    g = view.graph      # the default view: one record per argument on both sides
+    records = {n.title for n in g.nodes.values() if n.primitive == "record"}
+    assert {"arg0 · 3 leaves", "arg1 · 7 leaves", "arg2 · 3 leaves"} <= records
+    assert any(t.startswith("out · ") for t in records)
+
+
+def test_parallel_calls_that_feed_one_result_do_not_fold_as_leaves():
+    def qkv(p, x):
+        q, k, v = x @ p["q"], x @ p["k"], x @ p["v"]
+        return jnp.sum(q * k * v)
+
+    p = {n: jnp.ones((4, 4)) for n in "qkv"}
+    g = G.lanes(jaxmagic.trace(qkv, p, jnp.ones((2, 4))).full)
+    assert not any(n.detail and n.detail[-1].endswith("leaves") for n in g.nodes.values())
+    assert sum(n.primitive == "dot_general" for n in g.nodes.values()) == 3
+
+
+def test_a_call_too_big_to_open_shows_its_lines_not_one_box():
+    def big(p, x):
+        h = jnp.tanh(x @ p["w1"] + jnp.sin(x) * jnp.cos(x) - jnp.exp(-x) / (1 + x ** 2))
+        return jnp.sum(h @ p["w2"] + jnp.log1p(jnp.abs(h)) * jnp.sqrt(jnp.abs(h) + 1))
+
+    def net(params, x):
+        return big(params, x)
+
+    p = {"w1": jnp.ones((8, 8)), "w2": jnp.ones((8, 8))}
+    view = jaxmagic.trace(net, p, jnp.ones((4, 8)))
+    folded = view._folded
+    (cid,) = [c.id for c in folded.clusters.values() if c.title == "big"]
+    wide = fit.estimate(view._view(G.opened_at(folded, None))).width_pt
+    narrow = fit.estimate(view._view(G.opened_at(folded, 0))).width_pt
+    opened, by_line = fit.choose(folded, view._view, (wide + narrow) / 2)
+    assert cid in opened and cid in by_line
+    g = view._view(opened, by_line)
+    groups = [n for n in g.nodes.values() if n.kind == "group"]
+    assert len(groups) == 2 and all(n.cluster == cid for n in groups)
+    assert {n.title[:10] for n in groups} == {"h = jnp.ta", "return jnp"}
+    assert fit.estimate(g).width_pt <= (wide + narrow) / 2
+
+
+def test_arguments_sit_above_and_results_below_every_group():
+    params, x = layers(4)
+    view = jaxmagic.trace(jax.grad(model), params, x)
+    dot = view.dot()
+    ins = [n.id for n in view.graph.nodes.values() if n.kind == "input"]
+    assert f"{{rank=source; {'; '.join(f'n{i}' for i in ins)};}}" in dot
+    assert "rank=sink" in dot
