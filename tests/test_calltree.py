@@ -258,3 +258,20 @@ def test_arguments_sit_above_and_results_below_every_group():
     ins = [n.id for n in view.graph.nodes.values() if n.kind == "input"]
     assert f"{{rank=source; {'; '.join(f'n{i}' for i in ins)};}}" in dot
     assert "rank=sink" in dot
+
+
+def test_linen_module_scopes_are_the_module_calls():
+    lnn = pytest.importorskip("flax.linen")
+
+    class Net(lnn.Module):
+        @lnn.compact
+        def __call__(self, x):
+            return lnn.Dense(2)(lnn.relu(lnn.Dense(8)(x)))
+
+    net = Net()
+    variables = net.init(jax.random.key(0), jnp.ones((3, 4)))
+    g = jaxmagic.trace(net.apply, variables, jnp.ones((3, 4))).full
+    scopes = {c.title: c for c in g.clusters.values() if c.kind == "scope"}
+    assert set(scopes) == {"Net", "Dense_0", "Dense_1"}        # not Dense_0 → Dense
+    assert all(c.detail == () for c in scopes.values())
+    assert scopes["Dense_0"].parent == scopes["Net"].id

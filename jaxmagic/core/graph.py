@@ -250,8 +250,12 @@ class _Builder:
             if key not in scopes:
                 parent = scopes[(names[: k - 1], backward)]
                 call = calltree.parse(names[k - 1])
-                if call and (k == 1 and call[0] == alias or self._named_for(parent, call[0])):
+                if call and k == 1 and call[0] == alias:
                     scopes[key] = parent
+                    continue
+                if call and self._named_for(parent, call[0]):
+                    scopes[key] = parent
+                    self.clusters[parent].detail = ()     # a module call, not a bare scope
                     continue
                 label = call[0] if call else names[k - 1]
                 scopes[key] = self.cluster(
@@ -261,10 +265,11 @@ class _Builder:
 
     def _named_for(self, cluster: int | None, label: str) -> bool:
         """`cluster` is the name scope a library opened for this very call (Haiku names
-        `linear_0` the scope of a `Linear`): one group, not two."""
+        `linear_0` the scope of a `Linear`, Linen `Dense_0`): one group, not two."""
         c = self.clusters.get(cluster) if cluster is not None else None
-        return c is not None and c.detail == ("named scope",) and \
-            re.sub(r"_\d+$", "", c.label).replace("_", "") == label.lower()
+        return c is not None and c.detail in ((), ("named scope",)) and c.kind == "scope" \
+            and calltree.parse(c.title) is None and \
+            re.sub(r"_\d+$", "", c.label).replace("_", "").lower() == label.lower()
 
     def equation(self, eqn: Any, env: dict, parent: int | None, level: int,
                  backward: bool) -> None:
