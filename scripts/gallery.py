@@ -3,7 +3,8 @@
 
     python scripts/gallery.py [NOTEBOOK ...] [--out docs/gallery] [--themes light dark]
 
-Each notebook (default: examples/00_tour.ipynb, the tour of every magic) runs in a real
+Each notebook (default: examples/00_tour.ipynb, the tour of every magic, and
+examples/09_model_graphs.ipynb, graphs of real models) runs in a real
 kernel, becomes nbconvert HTML, and opens in Debian's headless Chromium with JavaScript off;
 every cell that shows a jaxmagic output is photographed, input and output together, as
 docs/gallery/<notebook>-<cell>-<magic>-<theme>.png.  docs/gallery/README.md lists them.
@@ -41,7 +42,8 @@ def shrink(png: bytes, path: Path) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("notebooks", nargs="*", type=Path,
-                    default=[ROOT / "examples" / "00_tour.ipynb"])
+                    default=[ROOT / "examples" / "00_tour.ipynb",
+                             ROOT / "examples" / "09_model_graphs.ipynb"])
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "gallery")
     ap.add_argument("--themes", nargs="+", default=["light", "dark"])
     ap.add_argument("--width", type=int, default=900)
