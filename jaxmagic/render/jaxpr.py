@@ -60,6 +60,7 @@ class JaxprView:
         self.renderer = renderer
         self.png = png
         self.group = group
+        self._layouts: dict[str, layout.Drawing] = {}     # DOT source → its drawing
 
     @property
     def num_equations(self) -> int:
@@ -98,13 +99,19 @@ class JaxprView:
                                       layouts))
 
     def _measure(self, g: G.Graph) -> fit.Size | None:
-        """The real drawing's size (a quick layout without PNG), or None past 1 s."""
+        """The real drawing's size, or None past 1 s; kept, as the chosen view is often
+        the last one measured."""
         try:
-            d = layout.render(to_dot(g, self.rankdir, self._title(g)),
-                              min(1.0, self.layout_timeout), self.renderer, png=False)
+            d = self._layout(to_dot(g, self.rankdir, self._title(g)),
+                             min(1.0, self.layout_timeout))
         except (layout.LayoutTimeout, layout.NoRenderer, RuntimeError):
             return None
         return fit.Size((_svg_width(d.svg) or 0) * 3 / 4, fit.estimate(g).ranks)
+
+    def _layout(self, dot: str, timeout: float) -> layout.Drawing:
+        if dot not in self._layouts:
+            self._layouts[dot] = layout.render(dot, timeout, self.renderer, self.png)
+        return self._layouts[dot]
 
     def _levels(self):
         """(graph, retry): the views to try, finest first; `retry(width)` redoes an
@@ -132,14 +139,14 @@ class JaxprView:
                 continue
             dot = to_dot(g, self.rankdir, self._title(g))
             try:
-                d = layout.render(dot, self.layout_timeout, self.renderer, self.png)
+                d = self._layout(dot, self.layout_timeout)
                 small = _text_px(d.svg)
                 if retry is not None and small < fit.MIN_TEXT_PX:
                     # the estimate was short: budget by the measured ratio, lay out again
                     ratio = fit.estimate(g).width_pt / (_svg_width(d.svg) * 3 / 4)
                     g = retry(fit.max_width_pt() * ratio * 0.95, 0)
                     dot = to_dot(g, self.rankdir, self._title(g))
-                    d = layout.render(dot, self.layout_timeout, self.renderer, self.png)
+                    d = self._layout(dot, self.layout_timeout)
                     small = _text_px(d.svg)
                 if small < fit.MIN_TEXT_PX and g.grouping != "phase":
                     coarser = self.depth == "auto" or retry is None and \
