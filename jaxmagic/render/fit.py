@@ -53,18 +53,20 @@ def _ranks(g: G.Graph) -> dict[int, int]:
         succ[e.src].append(e.dst)
         indeg[e.dst] += 1
     sources = [i for i, d in indeg.items() if d == 0]
+    fanin = {i: d for i, d in indeg.items()}
     rank = {i: 0 for i in g.nodes}
-    ready = list(sources)
+    ready, order = list(sources), []
     while ready:
         i = ready.pop()
+        order.append(i)
         for j in succ[i]:
             rank[j] = max(rank[j], rank[i] + 1)
             indeg[j] -= 1
             if indeg[j] == 0:
                 ready.append(j)
-    for i in sources:
-        if succ[i] and g.nodes[i].kind != "input":
-            rank[i] = max(1, min(rank[j] for j in succ[i]) - 1)
+    for i in reversed(order):     # pulled down to its uses where they outnumber its inputs
+        if succ[i] and g.nodes[i].kind != "input" and len(succ[i]) >= fanin[i]:
+            rank[i] = max(rank[i], min(rank[j] for j in succ[i]) - 1, 1)
     last = max(rank.values(), default=0) + 1
     for i, n in g.nodes.items():      # to_dot puts arguments first and results last
         if n.kind == "input" and n.cluster not in g.clusters:
