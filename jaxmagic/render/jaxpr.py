@@ -130,6 +130,16 @@ class JaxprView:
     def _drawn(self) -> _Drawn:
         notes: list[str] = []
         start = time.perf_counter()
+        try:
+            return self._draw(notes, start)
+        except KeyboardInterrupt:     # as %jit_compare: stop, and show what there is
+            g = self._view(G.opened_at(self._folded, 0))
+            return _Drawn(g, to_dot(g, self.rankdir, self._title(g)), None, None, "none",
+                          notes + ["layout interrupted (Ctrl-C); showing text"],
+                          time.perf_counter() - start)
+
+    def _draw(self, notes: list[str], start: float) -> _Drawn:
+        """The finest level that fits the budgets, laid out (see the module doc)."""
         last = None
         for g, retry in self._levels():
             last = g
@@ -166,10 +176,6 @@ class JaxprView:
                 continue
             except layout.NoRenderer as e:
                 return _Drawn(g, dot, None, None, "none", notes + [str(e)],
-                              time.perf_counter() - start)
-            except KeyboardInterrupt:     # as %jit_compare: stop, and show what there is
-                return _Drawn(g, dot, None, None, "none",
-                              notes + ["layout interrupted (Ctrl-C); showing text"],
                               time.perf_counter() - start)
             if g.grouping != "equation":
                 notes.append(_GROUPING_NOTE[g.grouping])
