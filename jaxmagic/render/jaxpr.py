@@ -2,11 +2,13 @@
 fits the budgets.
 
 The default depth is chosen for legibility (`fit.choose`): calls open while the drawing's
-smallest text stays ≥ 8 px at cell width. Past the budgets the view coarsens: the
-requested depth, then the automatic one (a shallower call tree; repeats are always folded),
-then forward/backward phase. A level is skipped when it has more than `max_nodes` nodes,
-its layout overruns `layout_timeout` or its text would shrink below 8 px; each skip leaves
-a one-line note. Without any renderer the view is text plus DOT source.
+smallest text stays ≥ 8 px at cell width (a call too big to open shows its lines).
+Repeats are always folded, per-leaf copies too, and many-leaf arguments are records. Past
+the budgets the view coarsens: the requested depth, then the automatic one (a shallower
+call tree), then grouped by function, then by forward/backward phase. A level is skipped
+when it has more than `max_nodes` nodes, its layout overruns `layout_timeout` or its text
+would shrink below 8 px; each skip leaves a one-line note. Without any renderer the view
+is text plus DOT source.
 """
 from __future__ import annotations
 
