@@ -275,3 +275,15 @@ def test_linen_module_scopes_are_the_module_calls():
     assert set(scopes) == {"Net", "Dense_0", "Dense_1"}        # not Dense_0 → Dense
     assert all(c.detail == () for c in scopes.values())
     assert scopes["Dense_0"].parent == scopes["Net"].id
+
+
+def test_a_chain_of_one_operation_is_not_folded_as_leaves():
+    def chain(x):
+        for _ in range(200):
+            x = x + 1.0
+        return x
+
+    full = jaxmagic.trace(chain, jnp.ones(3)).full
+    g = G.lanes(full)
+    assert sum(n.primitive == "add" for n in g.nodes.values()) == 200
+    assert len(g.nodes) == len(full.nodes)

@@ -690,18 +690,31 @@ def lanes(g: Graph, longest: int = 12) -> Graph:
 
 
 def _run(ops: list[Node], i: int, longest: int, succ: dict, reach: dict) -> tuple[int, int]:
-    """(period, copies) of the longest run of independent equal blocks starting at i."""
+    """(period, copies) of the longest run of independent equal blocks starting at i.
+    Counting stops at a block fed by the one before (a chain, not copies), so a long
+    chain of one operation costs O(1) per position."""
     best = (1, 1)
     for p in range(1, longest + 1):
-        titles = [o.title for o in ops[i: i + p]]
+        block = ops[i: i + p]
+        if len(block) < p:
+            break
+        titles = [o.title for o in block]
         n = 1
-        while [o.title for o in ops[i + n * p: i + n * p + p]] == titles:
-            n += 1
+        while True:
+            nxt = ops[i + n * p: i + n * p + p]
+            if [o.title for o in nxt] != titles or _feeds(block, nxt, succ):
+                break
+            block, n = nxt, n + 1
         if n > 1 and p * n > best[0] * best[1]:
             blocks = [{o.id for o in ops[i + k * p: i + k * p + p]} for k in range(n)]
             if _independent(blocks, succ, reach):
                 best = (p, n)
     return best
+
+
+def _feeds(a: list[Node], b: list[Node], succ: dict) -> bool:
+    ids = {o.id for o in b}
+    return any(j in ids for o in a for j in succ[o.id])
 
 
 def _independent(blocks: list[set[int]], succ: dict, reach: dict) -> bool:
