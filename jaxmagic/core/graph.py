@@ -820,23 +820,27 @@ def _shape_summary(members: list[Node]) -> str:
 
 
 _ARG = re.compile(r"^[^\[.]+")
+_RESULT = re.compile(r"^[^\[.]+(\[\d+\])?")     # a tuple's results apart: out[0], out[1]
+
+
+def _argument(n: Node) -> str:
+    m = (_ARG if n.kind == "input" else _RESULT).match(n.title)
+    return m.group(0) if m else n.title
 
 
 def records(g: Graph, most: int = 2, rows: int = 6) -> Graph:
-    """One record node per argument (or result) with more than `most` leaves, listing
-    each leaf's path and shape; a long list ends "+N more"."""
+    """One record node per argument (or result, each of a tuple's apart) with more than
+    `most` leaves, listing each leaf's path and shape; a long list ends "+N more"."""
     groups: dict[tuple[str, str], list[Node]] = defaultdict(list)
     for n in g.nodes.values():
         if n.kind in ("input", "output"):
-            m = _ARG.match(n.title)
-            groups[n.kind, m.group(0) if m else n.title].append(n)
+            groups[n.kind, _argument(n)].append(n)
     big = {k for k, v in groups.items() if len(v) > most}
     if not big:
         return g
 
     def key(n: Node):
-        m = _ARG.match(n.title) if n.kind in ("input", "output") else None
-        k = (n.kind, m.group(0) if m else n.title)
+        k = (n.kind, _argument(n)) if n.kind in ("input", "output") else None
         return k if k in big else None
 
     def make(k, members: list[Node]) -> Node:
