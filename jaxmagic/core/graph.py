@@ -820,27 +820,40 @@ def _shape_summary(members: list[Node]) -> str:
 
 
 _ARG = re.compile(r"^[^\[.]+")
-_RESULT = re.compile(r"^[^\[.]+(\[\d+\])?")     # a tuple's results apart: out[0], out[1]
+_ITEM = re.compile(r"^[^\[.]+\[\d+\]")     # out[0], out[1]: the results of a tuple
 
 
-def _argument(n: Node) -> str:
-    m = (_ARG if n.kind == "input" else _RESULT).match(n.title)
-    return m.group(0) if m else n.title
+def _arguments(g: Graph, most: int) -> dict[int, str]:
+    """Input or output node → the argument (or result) it is a leaf of. A tuple's results
+    are apart (an optimizer's updates and state) when each has more than `most` leaves;
+    a list of one leaf per layer stays one."""
+    def name(n: Node, pattern: re.Pattern) -> str:
+        m = pattern.match(n.title)
+        return m.group(0) if m else n.title
+
+    ends = [n for n in g.nodes.values() if n.kind in ("input", "output")]
+    arg = {n.id: name(n, _ARG) for n in ends}
+    items: dict[str, Counter] = defaultdict(Counter)
+    for n in ends:
+        if n.kind == "output":
+            items[arg[n.id]][name(n, _ITEM)] += 1
+    split = {a for a, c in items.items() if len(c) > 1 and min(c.values()) > most}
+    return {i: name(g.nodes[i], _ITEM) if a in split else a for i, a in arg.items()}
 
 
 def records(g: Graph, most: int = 2, rows: int = 6) -> Graph:
-    """One record node per argument (or result, each of a tuple's apart) with more than
-    `most` leaves, listing each leaf's path and shape; a long list ends "+N more"."""
+    """One record node per argument (or result, see `_arguments`) with more than `most`
+    leaves, listing each leaf's path and shape; a long list ends "+N more"."""
+    arg = _arguments(g, most)
     groups: dict[tuple[str, str], list[Node]] = defaultdict(list)
-    for n in g.nodes.values():
-        if n.kind in ("input", "output"):
-            groups[n.kind, _argument(n)].append(n)
+    for i, a in arg.items():
+        groups[g.nodes[i].kind, a].append(g.nodes[i])
     big = {k for k, v in groups.items() if len(v) > most}
     if not big:
         return g
 
     def key(n: Node):
-        k = (n.kind, _argument(n)) if n.kind in ("input", "output") else None
+        k = (n.kind, arg[n.id]) if n.id in arg else None
         return k if k in big else None
 
     def make(k, members: list[Node]) -> Node:
