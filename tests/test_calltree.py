@@ -287,3 +287,12 @@ def test_a_chain_of_one_operation_is_not_folded_as_leaves():
     g = G.lanes(full)
     assert sum(n.primitive == "add" for n in g.nodes.values()) == 200
     assert len(g.nodes) == len(full.nodes)
+
+
+def test_a_list_of_per_layer_gradients_is_one_record():
+    params, x = layers(6)
+    params = [dict(p, b=jnp.zeros(8), s=jnp.ones(8)) for p in params]   # 3 leaves a layer
+    g = jaxmagic.trace(jax.grad(model), params, x).configure(depth=0).graph
+    outs = [n for n in g.nodes.values() if n.kind == "output"]
+    assert [n.title for n in outs] == ["out · 18 leaves"]
+    assert set(outs[0].detail) == {"[i].w f32[8,8] ×6", "[i].b f32[8] ×6", "[i].s f32[8] ×6"}

@@ -825,19 +825,22 @@ _ITEM = re.compile(r"^[^\[.]+\[\d+\]")     # out[0], out[1]: the results of a tu
 
 def _arguments(g: Graph, most: int) -> dict[int, str]:
     """Input or output node → the argument (or result) it is a leaf of. A tuple's results
-    are apart (an optimizer's updates and state) when each has more than `most` leaves;
-    a list of one leaf per layer stays one."""
+    are apart (an optimizer's updates and state) when each has more than `most` leaves
+    and they differ; a list of alike items (one per layer) stays one."""
     def name(n: Node, pattern: re.Pattern) -> str:
         m = pattern.match(n.title)
         return m.group(0) if m else n.title
 
     ends = [n for n in g.nodes.values() if n.kind in ("input", "output")]
     arg = {n.id: name(n, _ARG) for n in ends}
-    items: dict[str, Counter] = defaultdict(Counter)
+    items: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     for n in ends:
         if n.kind == "output":
-            items[arg[n.id]][name(n, _ITEM)] += 1
-    split = {a for a, c in items.items() if len(c) > 1 and min(c.values()) > most}
+            item = name(n, _ITEM)
+            items[arg[n.id]][item].append((n.title[len(item):], n.detail))
+    split = {a for a, c in items.items() if len(c) > 1
+             and min(map(len, c.values())) > most
+             and len({tuple(v) for v in c.values()}) > 1}     # not one list of alike items
     return {i: name(g.nodes[i], _ITEM) if a in split else a for i, a in arg.items()}
 
 
