@@ -5,7 +5,7 @@ Supported: JAX 0.7 (mid-2025) to 0.12. `ClosedJaxpr` merged into `Jaxpr` in 0.12
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 import jax
 from jax.extend import core as _core
@@ -77,14 +77,14 @@ def name_scope(name: str) -> Any:
     return extend_name_stack(name)
 
 
-def source_frames(eqn: Any) -> list[tuple[str, int, str]]:
-    """(file, line, function) of every frame outside JAX and jaxmagic that emitted `eqn`,
-    innermost first."""
+def source_frames(eqn: Any) -> Iterator[tuple[str, int, str]]:
+    """(file, line, function) of each frame outside JAX and jaxmagic that emitted `eqn`,
+    innermost first, lazily (callers usually want the first of a kind)."""
     from jax._src import source_info_util
 
-    return [(f.file_name, f.start_line, f.function_name)
+    return ((f.file_name, f.start_line, f.function_name)
             for f in source_info_util.user_frames(eqn.source_info.traceback)
-            if not f.file_name.startswith(_OWN_DIR)]
+            if not f.file_name.startswith(_OWN_DIR))
 
 
 def is_backward(eqn: Any) -> bool:
