@@ -7,7 +7,7 @@ flat-tree `ft_in`; source info lives in `jax._src`.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Iterator
 
 import jax
 from jax.extend import core as _core
@@ -101,6 +101,26 @@ def scope_names(eqn: Any) -> tuple[str, ...]:
     """The `jax.named_scope` names around `eqn`, outermost first (transforms left out)."""
     stack = getattr(eqn.source_info.name_stack, "stack", ())
     return tuple(s.name for s in stack if type(s).__name__ == "Scope")
+
+
+def name_scope(name: str) -> Any:
+    """A context manager that extends JAX's name stack by `name` (as `jax.named_scope`,
+    without its checks: the call tree opens one per traced call)."""
+    try:
+        from jax._src.source_info_util import extend_name_stack
+    except ImportError:
+        return jax.named_scope(name)
+    return extend_name_stack(name)
+
+
+def source_frames(eqn: Any) -> Iterator[tuple[str, int, str]]:
+    """(file, line, function) of each frame outside JAX and jaxmagic that emitted `eqn`,
+    innermost first, lazily (callers usually want the first of a kind)."""
+    from jax._src import source_info_util
+
+    return ((f.file_name, f.start_line, f.function_name)
+            for f in source_info_util.user_frames(eqn.source_info.traceback)
+            if not f.file_name.startswith(_OWN_DIR))
 
 
 def is_backward(eqn: Any) -> bool:

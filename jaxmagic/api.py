@@ -55,8 +55,6 @@ def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
     stage_text = _trace.stage_text(traced, stage) if stage != "jaxpr" else None
     graph = _graph.build(traced)
     graph.notes[:0] = traced.notes
-    if options.get("depth", 0) == 0 and not options.get("expand"):
-        options["depth"] = _open_depth(graph)
     if costs:
         from .core.profile import cost_rows
         from .render.costs import Costs
@@ -66,17 +64,6 @@ def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
                                     problem=problem)
     return JaxprView(graph, func_name=traced.func_name, stage=stage,
                      stage_text=stage_text, **options)
-
-
-def _open_depth(graph) -> int:
-    """The shallowest depth whose view is more than one box: a Linen `apply` or a Haiku
-    transform puts the whole model in one named scope, which is never the whole picture."""
-    for depth in range(8):
-        nodes = _graph.collapse(graph, depth).nodes.values()
-        inner = [n for n in nodes if n.kind not in ("input", "output", "const")]
-        if len(inner) != 1 or inner[0].kind != "call":
-            return depth
-    return 0
 
 
 def error_card(exc: BaseException, src: str | None = None, label=None):

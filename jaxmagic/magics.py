@@ -129,13 +129,15 @@ class JaxMagic(Magics):
     # ---- %jaxpr ----------------------------------------------------------------------
 
     @magic_arguments()
-    @argument("--depth", default="0", help="nesting levels to expand: N or 'all' "
-              "(default 0: each nested jaxpr is one node)")
+    @argument("--depth", default="auto", help="call-tree levels to expand: N, 'all', or "
+              "'auto' (default: as deep as stays legible at cell width)")
     @argument("--expand", action="append", default=[], metavar="NAME",
               help="expand nested jaxprs whose name contains NAME (repeatable)")
     @argument("--format", choices=["svg", "text", "dot"], default="svg",
               help="what to show (default: the graph)")
     @argument("--rankdir", choices=["TB", "LR"], default="TB", help="graph direction")
+    @argument("--group", choices=["call", "line"], default="call",
+              help="group equations by call (default) or by source line")
     @argument("--stage", choices=["jaxpr", "lowered", "compiled"], default="jaxpr",
               help="jaxpr graph, lowered StableHLO, or compiled HLO with its costs")
     @argument("--static-argnums", default=None, metavar="I,J", help="static positional args")
@@ -164,16 +166,18 @@ class JaxMagic(Magics):
         args, expr = parse_options(self.jaxpr, line)
         call = self._call("jaxpr", expr, cell)
         try:
-            depth = None if args.depth == "all" else int(args.depth)
+            depth = args.depth if args.depth == "auto" else (
+                None if args.depth == "all" else int(args.depth))
         except ValueError:
-            raise UsageError(f"--depth takes a number or 'all', not {args.depth!r}") from None
+            raise UsageError(f"--depth takes a number, 'all' or 'auto', not {args.depth!r}") \
+                from None
         try:
             if args.checkify:
                 self._checkify_run(call, args)
             view = api.trace_call(
                 call, static_argnums=_argnums(args.static_argnums),
                 static_argnames=_argnames(args.static_argnames), stage=args.stage,
-                depth=depth, expand=args.expand, rankdir=args.rankdir,
+                depth=depth, expand=args.expand, rankdir=args.rankdir, group=args.group,
                 max_nodes=self.max_nodes, layout_timeout=self.layout_timeout,
                 renderer=self.renderer, png=self.png,
                 costs="profile" if args.profile else "cost" if args.cost else None,

@@ -133,8 +133,9 @@ def test_named_scope_is_a_cluster():
         return x + 1
 
     g = full(f, jnp.ones(3))
-    (c,) = clusters(g, "scope")
-    assert c.title == "encoder" and c.num_equations == 2
+    (c,) = [c for c in clusters(g, "scope") if c.title == "encoder"]
+    assert c.num_equations == 2 and c.detail == ("named scope",)
+    assert g.clusters[c.parent].title == "f"      # inside the call of f (the call tree)
 
 
 def test_collapsed_by_default_and_expandable():

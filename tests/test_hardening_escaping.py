@@ -72,7 +72,7 @@ class Outputs:
         self.ip.user_ns.update(ns)
         return run(self.ip, cell)
 
-    def _jaxpr(self, p, extra=""):
+    def _jaxpr(self, p, extra="--depth 0 "):    # collapsed: each call one node
         f, d, box = targets.jaxpr_target(p)
         # the callee's source text holds the name too: the title shows it or __name__
         r, cap = self._run(f"%jaxpr {extra}-o fs[{p!r}](d[{p!r}], box)", fs={p: f}, d=d,

@@ -99,7 +99,7 @@ def test_ctrl_c_during_layout(ip, tangled, engine, default_sigint):
         pytest.skip(f"{engine} is not installed")   # (both are in CI)
     budget = 8.0
     ip.user_ns["view"] = tangled.configure(max_nodes=5000, layout_timeout=budget,
-                                           renderer=engine, png=False)
+                                           renderer=engine, png=False, depth=None)
     before = GlobalState.take(ip)
     timer = sigint_after(0.5)
     t0 = time.perf_counter()
@@ -130,7 +130,7 @@ def test_layout_stops_at_its_budget(tangled, engine):
         pytest.skip(f"{engine} is not installed")
     budget = 0.3
     view = tangled.configure(max_nodes=5000, layout_timeout=budget, renderer=engine,
-                             png=False)
+                             png=False, depth=None)
     t0 = time.perf_counter()
     bundle = view._repr_mimebundle_()
     took = time.perf_counter() - t0

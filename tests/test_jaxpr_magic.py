@@ -158,10 +158,10 @@ def test_static_arguments(ip):
 def test_depth_and_expand(ip):
     ip.run_cell("@jax.jit\ndef inner(v):\n    return jnp.sin(v) + 1\n"
                 "def outer(v):\n    return inner(v) * inner(v + 1)")
-    collapsed = ip.run_line_magic("jaxpr", "-o outer(jnp.ones(2))")
+    collapsed = ip.run_line_magic("jaxpr", "-o --depth 0 outer(jnp.ones(2))")
     assert [n.title for n in collapsed.graph.nodes.values() if n.kind == "call"] == [
-        "jit: inner ×2"]
-    for opt in ("--depth all", "--depth 1", "--expand inner"):
+        "jit: inner", "jit: inner"]     # not consecutive (an add between): not folded
+    for opt in ("", "--depth auto", "--depth all", "--depth 1", "--expand inner"):
         g = ip.run_line_magic("jaxpr", f"-o {opt} outer(jnp.ones(2))").graph
         assert not [n for n in g.nodes.values() if n.kind == "call"]
     with pytest.raises(UsageError):
@@ -175,9 +175,10 @@ def test_node_budget_gives_coarser_view_with_note(ip):
         v = ip.run_line_magic("jaxpr", "-o deep(jnp.ones(2))")
     finally:
         ip.run_line_magic("config", "JaxMagic.max_nodes = 400")
-    assert v.graph.grouping == "line"
+    # the ladder: the requested (automatic) depth, then grouped by function, then phase
+    assert v.graph.grouping == "function"
     assert any("exceed max_nodes=20" in n for n in v.notes)
-    assert "grouped by source line" in v.text()
+    assert "grouped by function" in v.text()
 
 
 def test_renderer_wasm_and_none(ip):

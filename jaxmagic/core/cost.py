@@ -222,9 +222,15 @@ def rows(graph: Any, estimates: list[EqnCost], seconds: dict[int, float] | None 
             e.index, e.primitive, e.flops, e.bytes,
             None if seconds is None else seconds.get(e.index, 0.0),
             value / total if total else 0.0, where,
-            " › ".join(graph.clusters[c].title for c in chain), chain, e.parents,
+            _group_name(graph, chain), chain, e.parents,
             e.index in split, e.is_op, bool(node and node.backward)))
     return out
+
+
+def _group_name(graph: Any, chain: tuple[int, ...]) -> str:
+    """"layer #3 › attention": the chain's titles below the traced function itself (level
+    0, the whole program, is no group to name)."""
+    return " › ".join(graph.clusters[c].title for c in chain if graph.clusters[c].level > 0)
 
 
 def _parents(estimates: list[EqnCost], index: int) -> tuple[int, ...]:

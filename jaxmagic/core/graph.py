@@ -7,8 +7,11 @@ plain data, so renderers never touch JAX.
 """
 from __future__ import annotations
 
+import functools
+import hashlib
 import linecache
 import os
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
@@ -16,6 +19,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from .. import _compat
+from . import calltree
 from .trace import Traced
 
 COLLECTIVES = frozenset({
@@ -45,8 +49,8 @@ class Node:
     collective: bool = False
     backward: bool = False
     primitive: str = ""
-    signature: str = ""       # for collapsed nested jaxprs: equal when identical
-    eqns: tuple[int, ...] = ()  # the op equations it stands for, by index in walk order
+    signature: str = ""       # equal for the same operation / the same collapsed call
+    eqns: tuple[int, ...] = ()  # walk-order indices of the equations this node stands for
 
 
 @dataclass
@@ -68,6 +72,9 @@ class Cluster:
     source: str = ""
     num_equations: int = 0
     signature: str = ""       # equal for structurally identical sub-graphs
+    backward: bool = False    # the backward pass of a call (its own group: acyclic)
+    label: str = ""           # the call's name without its instance number
+    repeat: int = 1           # a folded series: this cluster stands for `repeat` calls
 
 
 @dataclass
@@ -78,6 +85,8 @@ class Graph:
     num_equations: int
     notes: list[str] = field(default_factory=list)
     grouping: str = "equation"   # equation | line | function | phase
+    # consecutive sibling calls of the same structure: member cluster → (first, index)
+    series: dict[int, tuple[int, int]] = field(default_factory=dict)
 
     def expandable(self) -> list[str]:
         """Names accepted by --expand: the titles of clusters drawn as single nodes."""
@@ -93,8 +102,23 @@ def equations(n: int) -> str:
 _DTYPES = {"float": "f", "int": "i", "uint": "u", "complex": "c", "bfloat": "bf"}
 
 
+_AVAL_TEXT: dict[Any, str] = {}
+
+
 def aval_str(aval: Any) -> str:
     """`f32[16,64]`, as JAX prints avals, from any shaped value."""
+    try:
+        return _AVAL_TEXT[aval]      # a 64-layer gradient prints 28,000 avals, 20 distinct
+    except (KeyError, TypeError):
+        text = _aval_text(aval)
+    try:
+        _AVAL_TEXT[aval] = text
+    except TypeError:                # an unhashable aval
+        pass
+    return text
+
+
+def _aval_text(aval: Any) -> str:
     shape = getattr(aval, "shape", None)
     dtype = getattr(aval, "dtype", None)
     if shape is None or dtype is None:
@@ -168,18 +192,23 @@ class _Builder:
         self.edges: list[Edge] = []
         self.clusters: dict[int, Cluster] = {}
         self.num_equations = 0
+        # what each cluster (None: the top) holds, in walk order: ("n", node) / ("c", cluster)
+        self.order: dict[int | None, list[tuple[str, int]]] = defaultdict(list)
 
     def node(self, kind: str, title: str, cluster: int | None, **kw: Any) -> int:
         i = len(self.nodes)
         self.nodes[i] = Node(i, kind, title, cluster=cluster, **kw)
+        self.order[cluster].append(("n", i))
         return i
 
     def cluster(self, kind: str, title: str, parent: int | None, level: int,
                 detail: Iterable[str] = (), where: str = "", source: str = "",
-                signature: str = "") -> int:
+                signature: str = "", backward: bool = False, label: str = "") -> int:
         i = len(self.clusters)
         self.clusters[i] = Cluster(i, kind, title, tuple(detail), parent, level, where,
-                                   source, signature=signature)
+                                   source, signature=signature, backward=backward,
+                                   label=label or title)
+        self.order[parent].append(("c", i))
         return i
 
     def edge(self, src: int, dst: int, label: str) -> None:
@@ -197,27 +226,55 @@ class _Builder:
         label = aval_str(atom.aval)
         self.edge(src, dst, f"{role} {label}" if role else label)
 
-    def walk(self, jaxpr: Any, env: dict, cluster: int | None, level: int) -> None:
-        scopes: dict[tuple[str, ...], int | None] = {(): cluster}
+    def walk(self, jaxpr: Any, env: dict, cluster: int | None, level: int,
+             alias: str = "") -> None:
+        """Walk equations; scopes (named scopes, recorded calls) become clusters, a call's
+        backward pass a cluster of its own. `alias`: the function a jit cluster is named
+        after, whose own call scope is that cluster (not a box inside it)."""
+        scopes: dict[tuple, int | None] = {((), False): cluster, ((), True): cluster}
         for eqn in jaxpr.eqns:
-            self.num_equations += 1
-            parent = self._scope_cluster(scopes, _compat.scope_names(eqn), level)
-            self.equation(eqn, env, parent, self._level_of(parent, level))
+            backward = _compat.is_backward(eqn)
+            names = _compat.scope_names(eqn)
+            if backward:    # a transpose inside a jit can repeat the jit's own scope
+                names = tuple(n for i, n in enumerate(names) if i == 0 or names[i - 1] != n)
+            parent = self._scope_cluster(scopes, names, backward, level, alias)
+            self.equation(eqn, env, parent, self._level_of(parent, level), backward)
 
     def _level_of(self, cluster: int | None, default: int) -> int:
         return self.clusters[cluster].level if cluster is not None else default
 
-    def _scope_cluster(self, scopes: dict, names: tuple[str, ...], level: int) -> int | None:
+    def _scope_cluster(self, scopes: dict, names: tuple[str, ...], backward: bool,
+                       level: int, alias: str) -> int | None:
         for k in range(1, len(names) + 1):
-            key = names[:k]
+            key = (names[:k], backward)
             if key not in scopes:
-                parent = scopes[names[: k - 1]]
-                scopes[key] = self.cluster("scope", names[k - 1], parent,
-                                           self._level_of(parent, level) + 1,
-                                           detail=("named scope",))
-        return scopes[names]
+                parent = scopes[(names[: k - 1], backward)]
+                call = calltree.parse(names[k - 1])
+                if call and k == 1 and call[0] == alias:
+                    scopes[key] = parent
+                    continue
+                if call and self._named_for(parent, call[0]):
+                    scopes[key] = parent
+                    self.clusters[parent].detail = ()     # a module call, not a bare scope
+                    continue
+                label = call[0] if call else names[k - 1]
+                scopes[key] = self.cluster(
+                    "scope", names[k - 1], parent, self._level_of(parent, level) + 1,
+                    detail=() if call else ("named scope",), backward=backward, label=label)
+        return scopes[(names, backward)]
 
-    def equation(self, eqn: Any, env: dict, parent: int | None, level: int) -> None:
+    def _named_for(self, cluster: int | None, label: str) -> bool:
+        """`cluster` is the name scope a library opened for this very call (Haiku names
+        `linear_0` the scope of a `Linear`, Linen `Dense_0`): one group, not two."""
+        c = self.clusters.get(cluster) if cluster is not None else None
+        return c is not None and c.detail in ((), ("named scope",)) and c.kind == "scope" \
+            and calltree.parse(c.title) is None and \
+            re.sub(r"_\d+$", "", c.label).replace("_", "").lower() == label.lower()
+
+    def equation(self, eqn: Any, env: dict, parent: int | None, level: int,
+                 backward: bool) -> None:
+        index = self.num_equations
+        self.num_equations += 1
         prim = eqn.primitive.name
         where, source = _where(eqn)
         kind = _CALLS.get(prim)
@@ -236,15 +293,15 @@ class _Builder:
         title = prim + (" · " + ", ".join(lits) if lits else "")
         n = self.node("op", title, parent, detail=_params_detail(prim, eqn.params),
                       where=where, source=source, collective=prim in COLLECTIVES,
-                      backward=_compat.is_backward(eqn), primitive=prim,
-                      eqns=(self.num_equations - 1,))
+                      backward=backward, primitive=prim, eqns=(index,),
+                      signature=f"{title}:{','.join(aval_str(v.aval) for v in eqn.outvars)}")
         for a in eqn.invars:
             self.feed(a, env, n)
         for v in eqn.outvars:
             env[v] = n
 
     def _inner(self, sub: Any, outer_atoms: list, env: dict, cluster: int, level: int,
-               roles: list[str] | None = None) -> dict:
+               roles: list[str] | None = None, alias: str = "") -> dict:
         """Walk `sub` inside `cluster`, its inputs fed by `outer_atoms`; return its env."""
         inner = _compat.open_jaxpr(sub)
         ienv: dict = {}
@@ -254,7 +311,7 @@ class _Builder:
             ienv[v] = a if _compat.is_literal(a) else env.get(a)
             if roles:
                 ienv[("role", v)] = roles[i]
-        self.walk(inner, ienv, cluster, level)
+        self.walk(inner, ienv, cluster, level, alias)
         if not inner.eqns:   # an empty body still shows as a box
             self.node("port", "pass-through", cluster)
         return ienv
@@ -281,8 +338,8 @@ class _Builder:
         if sub is None:
             return
         c = self.cluster(kind, title, parent, level + 1, detail, where, source,
-                         signature=_signature(sub))
-        ienv = self._inner(sub, list(eqn.invars), env, c, level + 1)
+                         backward=_compat.is_backward(eqn))
+        ienv = self._inner(sub, list(eqn.invars), env, c, level + 1, alias=name or "")
         self._outputs(eqn, list(_compat.open_jaxpr(sub).outvars), ienv, env, c)
 
     def scan(self, eqn, env, parent, level, where, source) -> None:
@@ -292,15 +349,15 @@ class _Builder:
         roles = ["const"] * nconsts + ["carry"] * ncarry + ["xs"] * nxs
         detail = (f"length {p['length']}" + (", reverse" if p.get("reverse") else ""),
                   f"consts {nconsts} · carry {ncarry} · xs {nxs}")
-        c = self.cluster("scan", "scan", parent, level + 1, detail, where, source,
-                         signature=_signature(p["jaxpr"]))
+        c = self.cluster("scan", f"scan ×{p['length']}", parent, level + 1, detail, where,
+                         source, backward=_compat.is_backward(eqn), label="scan")
         ienv = self._inner(p["jaxpr"], list(eqn.invars), env, c, level + 1, roles)
         self._outputs(eqn, list(_compat.open_jaxpr(p["jaxpr"]).outvars), ienv, env, c)
 
     def cond(self, eqn, env, parent, level, where, source) -> None:
         branches = eqn.params["branches"]
         c = self.cluster("cond", "cond", parent, level + 1, (f"{len(branches)} branches",),
-                         where, source, signature="|".join(map(_signature, branches)))
+                         where, source, backward=_compat.is_backward(eqn))
         index = self.node("port", "index", c, where=where, source=source)
         self.feed(eqn.invars[0], env, index)
         merge = self.node("port", "merge", c)
@@ -321,7 +378,7 @@ class _Builder:
         ins = list(eqn.invars)
         cconsts, bconsts, init = ins[:nc], ins[nc:nc + nb], ins[nc + nb:]
         c = self.cluster("while", "while", parent, level + 1, (f"carry {len(init)}",),
-                         where, source, signature=_signature(p["body_jaxpr"]))
+                         where, source, backward=_compat.is_backward(eqn))
         merge = self.node("port", "carry out", c)
         cc = self.cluster("while_cond", "cond", c, level + 1)
         cenv = self._inner(p["cond_jaxpr"], cconsts + init, env, cc, level + 1,
@@ -355,24 +412,24 @@ def _specs(specs: Any) -> str:
     return str(specs).replace("PartitionSpec", "P")
 
 
-def _signature(sub: Any) -> str:
-    """Structure of a nested jaxpr: equal for repeated identical sub-graphs."""
-    inner = _compat.open_jaxpr(sub)
-    return ";".join(
-        e.primitive.name + ":" + ",".join(aval_str(v.aval) for v in e.outvars)
-        for e in inner.eqns) + "|" + ",".join(aval_str(v.aval) for v in inner.invars)
-
-
 def _where(eqn: Any) -> tuple[str, str]:
-    src = _compat.user_source(eqn)
+    """The user's line: the innermost frame outside JAX and installed libraries (Optax's
+    `<lambda>:398` tells a reader nothing)."""
+    skip = calltree.library_dirs()
+    src = next((f for f in _compat.source_frames(eqn) if not f[0].startswith(skip)), None)
     if src is None:
         return "", ""
-    file, line, func = src
-    text = linecache.getline(file, line).strip()
-    func = func.rsplit(".", 1)[-1] if func and func != "<module>" else os.path.basename(file)
+    where, text = _where_text(*src)
     lib = _compat.library_source(eqn)      # the library line inside the user's, for tooltips
     if lib is not None:
         text += f"  (in {lib[2]}, {os.path.basename(lib[0])}:{lib[1]})"
+    return where, text
+
+
+@functools.lru_cache(maxsize=4096)
+def _where_text(file: str, line: int, func: str) -> tuple[str, str]:
+    text = linecache.getline(file, line).strip()
+    func = func.rsplit(".", 1)[-1] if func and func != "<module>" else os.path.basename(file)
     return f"{func}:{line}", text
 
 
@@ -401,7 +458,60 @@ def build(traced: Traced) -> Graph:
                 c = b.clusters[c].parent
     for c in b.clusters.values():
         c.num_equations = counts[c.id]
-    return Graph(b.nodes, b.edges, b.clusters, b.num_equations)
+    _name_calls(b)
+    _root_level(b)
+    _signatures(b)
+    return Graph(b.nodes, b.edges, b.clusters, b.num_equations, series=_series(b))
+
+
+def _name_calls(b: _Builder) -> None:
+    """`layer #3` where a parent calls `layer` more than once, else `layer`."""
+    calls = Counter((c.parent, c.label, c.backward) for c in b.clusters.values()
+                    if c.kind == "scope")
+    for c in b.clusters.values():
+        if c.kind == "scope" and calls[c.parent, c.label, c.backward] == 1:
+            c.title = c.label
+        if c.backward:
+            c.title += " · backward"
+
+
+def _root_level(b: _Builder) -> None:
+    """The traced function's own call (and its backward pass) is context, not a level:
+    depth 0 shows what it calls."""
+    top = [x for x in b.order[None] if x[0] == "c" or b.nodes[x[1]].kind not in
+           ("input", "output", "const")]
+    labels = {b.clusters[i].label if kind == "c" and b.clusters[i].kind == "scope" else None
+              for kind, i in top}
+    if len(labels) == 1 and None not in labels:
+        for c in b.clusters.values():
+            c.level -= 1
+
+
+def _signatures(b: _Builder) -> None:
+    """Equal for sub-graphs of the same structure: the same calls of the same operations
+    on the same shapes, in the same order."""
+    for c in sorted(b.clusters.values(), key=lambda c: -c.id):   # children first
+        parts = [c.kind, c.label, str(c.backward), *c.detail]
+        for kind, i in b.order[c.id]:
+            parts.append(b.clusters[i].signature if kind == "c" else
+                         b.nodes[i].signature or f"{b.nodes[i].kind}:{b.nodes[i].title}")
+        c.signature = hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
+
+
+def _series(b: _Builder) -> dict[int, tuple[int, int]]:
+    """Runs of consecutive sibling clusters with one signature: member → (first, index)."""
+    series: dict[int, tuple[int, int]] = {}
+    for items in b.order.values():
+        run: list[int] = []
+        for kind, i in [*items, ("end", -1)]:
+            if kind == "c" and run and b.clusters[run[0]].signature == b.clusters[i].signature:
+                run.append(i)
+                continue
+            if len(run) > 1:
+                b.clusters[run[0]].repeat = len(run)
+                series.update({m: (run[0], k) for k, m in enumerate(run)})
+            run = [i] if kind == "c" else []
+    return series
 
 
 # ---- views of a graph --------------------------------------------------------------
@@ -433,27 +543,40 @@ def contract(g: Graph, rep: Callable[[Node], Any], make: Callable[[Any, list[Nod
         nodes[i] = replace(node, id=i, eqns=eqns)
         for m in members:
             new_id[m.id] = i
-    seen, edges = set(), []
+    labels: dict[tuple[int, int], list[str]] = {}
     for e in g.edges:
         s, d = new_id[e.src], new_id[e.dst]
-        if s != d and (s, d, e.label) not in seen:
-            seen.add((s, d, e.label))
-            edges.append(Edge(s, d, e.label))
+        if s != d:
+            labels.setdefault((s, d), [])
+            if e.label not in labels[s, d]:
+                labels[s, d].append(e.label)
+    edges = [Edge(s, d, ls[0] if len(ls) == 1 else f"{len(ls)} arrays")
+             for (s, d), ls in labels.items()]
     return Graph(nodes, edges, g.clusters, g.num_equations, list(g.notes),
-                 grouping or g.grouping)
+                 grouping or g.grouping, g.series)
 
 
-def collapse(g: Graph, depth: int | None = 0, expand: Iterable[str] = ()) -> Graph:
-    """Draw each nested jaxpr deeper than `depth` as one node, unless named in `expand`.
+def _union(members: list[Node]) -> tuple[int, ...]:
+    return tuple(sorted(i for m in members for i in m.eqns))
 
-    Identical collapsed siblings (the same jitted layer called 16 times) roll up into one
-    node marked ×16.
-    """
+
+def opened_at(g: Graph, depth: int | None, expand: Iterable[str] = ()) -> set[int]:
+    """The clusters drawn open at `depth` (None: all), plus those named in `expand`."""
     expand = [e.lower() for e in expand]
     opened: set[int] = set()
     for c in g.clusters.values():
         if (depth is None or c.level <= depth) or any(e in c.title.lower() for e in expand):
             opened.update(_ancestors(g, c.id))
+    return opened
+
+
+def collapse(g: Graph, depth: int | None = 0, expand: Iterable[str] = (),
+             opened: set[int] | None = None) -> Graph:
+    """Draw each nested jaxpr or call deeper than `depth` (or not in `opened`) as one node,
+    unless named in `expand`. Repeated calls are folded first (`fold`)."""
+    g = fold(g)
+    if opened is None:
+        opened = opened_at(g, depth, expand)
     closed = lambda c: c not in opened  # noqa: E731
 
     def rep(n: Node):
@@ -470,39 +593,185 @@ def collapse(g: Graph, depth: int | None = 0, expand: Iterable[str] = ()) -> Gra
                     count=c.num_equations,
                     collective=any(m.collective for m in members),
                     backward=all(m.backward for m in members if m.kind == "op"),
-                    primitive=c.kind, signature=c.signature)
+                    primitive=c.kind, signature=c.signature, eqns=_union(members))
 
     out = contract(g, rep, make)
     out.clusters = {i: c for i, c in g.clusters.items() if i in opened}
-    return rollup(out)
+    return out
 
 
-def rollup(g: Graph) -> Graph:
-    """Merge collapsed siblings that are the same sub-graph into one node marked ×N."""
-    def key(n: Node):
-        return (n.cluster, n.title, n.signature, n.backward) if n.kind == "call" else None
+def fold(g: Graph) -> Graph:
+    """Draw each series of repeated calls once, as its first call marked ×N.
 
-    counts = Counter(key(n) for n in g.nodes.values())
-    repeated = {k for k, c in counts.items() if k is not None and c > 1}
-    if not repeated:
+    The later calls' nodes merge into the first's (matched in walk order: the calls have
+    the same structure); edges from one call of a series to the next vanish, so the
+    picture stays acyclic. Applied once: the result has no series left.
+    """
+    if not g.series:
+        return g
+    chain = {c: _ancestors(g, c) for c in g.clusters}
+    subtree: dict[int, list[int]] = defaultdict(list)
+    for n in g.nodes.values():
+        for c in chain.get(n.cluster, ()):
+            if c in g.series:
+                subtree[c].append(n.id)
+    alias: dict[int, int] = {}
+    for m, (first, k) in g.series.items():
+        if k:
+            alias.update(zip(subtree[m], subtree[first]))
+
+    def root(i: int) -> int:
+        while i in alias:
+            i = alias[i]
+        return i
+
+    def tags(n: Node) -> dict[int, int]:
+        return {g.series[c][0]: g.series[c][1] for c in chain.get(n.cluster, ())
+                if c in g.series}
+
+    node_tags = {n.id: tags(n) for n in g.nodes.values()}
+    edges = [e for e in g.edges if not any(
+        node_tags[e.dst].get(f, k) != k for f, k in node_tags[e.src].items())]
+    merged = set(alias) | set(alias.values())
+
+    def make(key: int, members: list[Node]) -> Node:
+        return replace(g.nodes[key], count=sum(m.count for m in members),
+                       eqns=_union(members))
+
+    out = contract(replace(g, edges=edges), lambda n: root(n.id) if n.id in merged else None,
+                   make)
+    out.clusters = {}
+    for i, c in g.clusters.items():
+        first, k = g.series.get(i, (i, 0))
+        if k == 0 and first == i and c.repeat > 1:
+            base = c.label if c.kind == "scope" else c.title
+            c = replace(c, title=f"{base} ×{c.repeat}" + (" · backward" if c.backward
+                                                          and c.kind == "scope" else ""),
+                        num_equations=sum(g.clusters[m].num_equations
+                                          for m, (f, _) in g.series.items() if f == i))
+        if not any(g.series.get(a, (0, 0))[1] for a in chain[i]):   # not inside a later call
+            out.clusters[i] = c
+    out.series = {}
+    return out
+
+
+def lanes(g: Graph, longest: int = 12) -> Graph:
+    """Fold the per-leaf copies of a tree map: a run of `N` consecutive blocks of the
+    same operations in one group (shapes may differ), with no edge between blocks and
+    each block feeding results of its own, is drawn as its first block marked ×N leaves
+    (an optimizer updates every parameter leaf with the same few operations). Edges
+    between folded nodes lose their labels: the shapes differ per leaf."""
+    reach = _outputs_reached(g)
+    groups: dict[int | None, list[Node]] = defaultdict(list)
+    for i in sorted(g.nodes):
+        if g.nodes[i].kind == "op":
+            groups[g.nodes[i].cluster].append(g.nodes[i])
+    succ: dict[int, set[int]] = defaultdict(set)
+    for e in g.edges:
+        succ[e.src].add(e.dst)
+    alias: dict[int, int] = {}
+    copies: dict[int, int] = {}
+    for ops in groups.values():
+        i = 0
+        while i < len(ops):
+            p, n = _run(ops, i, longest, succ, reach)
+            for k in range(1, n):
+                alias.update((m.id, f.id) for m, f in zip(ops[i + k * p: i + k * p + p],
+                                                          ops[i: i + p]))
+            copies.update((f.id, n) for f in ops[i: i + p] if n > 1)
+            i += p * n if n > 1 else 1
+    if not alias:
         return g
 
-    def rep(n: Node):
-        return key(n) if key(n) in repeated else None
+    def make(key: int, members: list[Node]) -> Node:
+        first = g.nodes[key]
+        return replace(first, detail=first.detail + (f"×{copies[key]} leaves",),
+                       count=sum(m.count for m in members), eqns=_union(members))
 
-    def make(key, members: list[Node]) -> Node:
-        first = members[0]
-        return replace(first, title=f"{first.title} ×{len(members)}",
-                       count=sum(m.count for m in members))
+    out = contract(g, lambda n: alias.get(n.id, n.id if n.id in copies else None), make)
+    folded = {i for i, n in out.nodes.items() if n.detail and n.detail[-1].endswith(" leaves")
+              and n.kind == "op"}
+    out.edges = [replace(e, label="") if e.src in folded and e.dst in folded else e
+                 for e in out.edges]
+    return out
 
-    return contract(g, rep, make)
+
+def _run(ops: list[Node], i: int, longest: int, succ: dict, reach: dict) -> tuple[int, int]:
+    """(period, copies) of the longest run of independent equal blocks starting at i.
+    Counting stops at a block fed by the one before (a chain, not copies), so a long
+    chain of one operation costs O(1) per position."""
+    best = (1, 1)
+    for p in range(1, longest + 1):
+        block = ops[i: i + p]
+        if len(block) < p:
+            break
+        titles = [o.title for o in block]
+        n = 1
+        while True:
+            nxt = ops[i + n * p: i + n * p + p]
+            if [o.title for o in nxt] != titles or _feeds(block, nxt, succ):
+                break
+            block, n = nxt, n + 1
+        if n > 1 and p * n > best[0] * best[1]:
+            blocks = [{o.id for o in ops[i + k * p: i + k * p + p]} for k in range(n)]
+            if _independent(blocks, succ, reach):
+                best = (p, n)
+    return best
+
+
+def _feeds(a: list[Node], b: list[Node], succ: dict) -> bool:
+    ids = {o.id for o in b}
+    return any(j in ids for o in a for j in succ[o.id])
+
+
+def _independent(blocks: list[set[int]], succ: dict, reach: dict) -> bool:
+    """No edge between blocks, and each block reaches results no other block reaches."""
+    owner = {i: k for k, b in enumerate(blocks) for i in b}
+    if any(owner.get(j, k) != k for i, k in owner.items() for j in succ[i]):
+        return False
+    seen = 0
+    for b in blocks:
+        mine = 0
+        for i in b:
+            mine |= reach[i]
+        if not mine or mine & seen:
+            return False
+        seen |= mine
+    return True
+
+
+def _outputs_reached(g: Graph) -> dict[int, int]:
+    """Per node, the results it flows into (outputs, and values nothing uses: a state
+    update that `nnx.jit` writes back), as a bit set."""
+    succ: dict[int, list[int]] = defaultdict(list)
+    indeg = {i: 0 for i in g.nodes}
+    for e in g.edges:
+        succ[e.src].append(e.dst)
+        indeg[e.dst] += 1
+    order, ready = [], [i for i, d in indeg.items() if d == 0]
+    while ready:
+        i = ready.pop()
+        order.append(i)
+        for j in succ[i]:
+            indeg[j] -= 1
+            if indeg[j] == 0:
+                ready.append(j)
+    outputs = [i for i, n in g.nodes.items() if n.kind == "output" or not succ[i]]
+    reach = {i: 0 for i in g.nodes}
+    for k, i in enumerate(outputs):
+        reach[i] = 1 << k
+    for i in reversed(order):
+        for j in succ[i]:
+            reach[i] |= reach[j]
+    return reach
 
 
 GROUPINGS = ("line", "function", "phase")
 
 
-def coarsen(g: Graph, by: str) -> Graph:
-    """Group equations by source line, by function, or by forward/backward phase.
+def coarsen(g: Graph, by: str, within: set[int] | None = None) -> Graph:
+    """Group equations by source line, by function, or by forward/backward phase; with
+    `within`, only the equations drawn directly inside those clusters, by line.
 
     Inputs and outputs are grouped by argument (`params` for `params[3]['w']`) too when
     there are many, since a 64-layer model has hundreds of parameter leaves.
@@ -513,7 +782,7 @@ def coarsen(g: Graph, by: str) -> Graph:
     def key(n: Node):
         if n.kind in ("input", "output"):
             return (None, n.kind, n.title.split("[")[0]) if many[n.kind] else None
-        if n.kind != "op":
+        if n.kind != "op" or within is not None and n.cluster not in within:
             return None
         phase = "backward" if n.backward else "forward"
         if by == "line":
@@ -530,16 +799,20 @@ def coarsen(g: Graph, by: str) -> Graph:
         top = ", ".join(f"{p} ×{c}" if c > 1 else p for p, c in prims.most_common(3))
         more = len(prims) - 3
         where = k[1] if by != "phase" else ""
-        title = f"{where} · {k[-1]}" if where else k[-1]
+        source = members[0].source if by == "line" else ""
+        # a line's own text says more than its number, which stays in `where`
+        title = (_short(source, 40) if source else where) or k[-1]
+        if where and k[-1] == "backward":
+            title += " · backward"
         return Node(0, "group", title,
                     detail=(equations(len(members)), top + (f", +{more} more" if more > 0
                                                                else "")),
-                    where=where, source=members[0].source if by == "line" else "",
+                    where=where if source else "", source=source,
                     cluster=k[0], count=len(members),
                     collective=any(m.collective for m in members),
-                    backward=k[-1] == "backward", primitive="group")
+                    backward=k[-1] == "backward", primitive="group", eqns=_union(members))
 
-    out = contract(g, key, make, grouping=by)
+    out = contract(g, key, make, grouping=by if within is None else g.grouping)
     if by == "phase":
         out.clusters = {}
         for n in out.nodes.values():
@@ -551,3 +824,137 @@ def _shape_summary(members: list[Node]) -> str:
     shapes = Counter(m.detail[0] for m in members if m.detail)
     text = ", ".join(f"{s} ×{c}" if c > 1 else s for s, c in shapes.most_common(2))
     return text + (", …" if len(shapes) > 2 else "")
+
+
+_ARG = re.compile(r"^[^\[.]+")
+_ITEM = re.compile(r"^[^\[.]+\[\d+\]")     # out[0], out[1]: the results of a tuple
+
+
+def _arguments(g: Graph, most: int) -> dict[int, str]:
+    """Input or output node → the argument (or result) it is a leaf of. A tuple's results
+    are apart (an optimizer's updates and state) when each has more than `most` leaves
+    and they differ; a list of alike items (one per layer) stays one."""
+    def name(n: Node, pattern: re.Pattern) -> str:
+        m = pattern.match(n.title)
+        return m.group(0) if m else n.title
+
+    ends = [n for n in g.nodes.values() if n.kind in ("input", "output")]
+    arg = {n.id: name(n, _ARG) for n in ends}
+    items: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
+    for n in ends:
+        if n.kind == "output":
+            item = name(n, _ITEM)
+            items[arg[n.id]][item].append((n.title[len(item):], n.detail))
+    split = {a for a, c in items.items() if len(c) > 1
+             and min(map(len, c.values())) > most
+             and len({tuple(v) for v in c.values()}) > 1}     # not one list of alike items
+    return {i: name(g.nodes[i], _ITEM) if a in split else a for i, a in arg.items()}
+
+
+def records(g: Graph, most: int = 2, rows: int = 6) -> Graph:
+    """One record node per argument (or result, see `_arguments`) with more than `most`
+    leaves, listing each leaf's path and shape; a long list ends "+N more"."""
+    arg = _arguments(g, most)
+    groups: dict[tuple[str, str], list[Node]] = defaultdict(list)
+    for i, a in arg.items():
+        groups[g.nodes[i].kind, a].append(g.nodes[i])
+    big = {k for k, v in groups.items() if len(v) > most}
+    if not big:
+        return g
+
+    def key(n: Node):
+        k = (n.kind, arg[n.id]) if n.id in arg else None
+        return k if k in big else None
+
+    def make(k, members: list[Node]) -> Node:
+        paths = [_leaf_path(m.title[len(k[1]):] or m.title) for m in members]
+        shapes = [m.detail[0] if m.detail else "" for m in members]
+        # leaves that differ only in a list index (one per layer) share a line: [i] ×16
+        same = [re.sub(r"\[\d+\]", "[i]", p) for p in paths]
+        count = Counter(zip(same, shapes))
+        lines: dict[tuple[str, str], str] = {}
+        for path, pattern, shape in zip(paths, same, shapes):
+            c = count[pattern, shape]
+            lines.setdefault((pattern, shape), _short(
+                f"{pattern} {shape} ×{c}" if c > 1 else f"{path} {shape}", 34))
+        text = list(lines.values())
+        if len(text) > rows:
+            text = text[:rows] + [f"+{len(text) - rows} more"]
+        return Node(0, k[0], f"{k[1]} · {len(members)} leaves", detail=tuple(text),
+                    primitive="record")
+
+    return contract(g, key, make)
+
+
+def _leaf_path(path: str) -> str:
+    """`opt_state[0].mu.l1.bias` for `.opt_state[0].mu['l1']['bias'].value`: dict keys as
+    attributes and NNX's `.value` dropped, so a record row stays short."""
+    path = re.sub(r"\['([A-Za-z_]\w*)'\]", r".\1", path)
+    path = re.sub(r"\.value$", "", path)
+    return path.lstrip(".") or path
+
+
+def quiet_where(g: Graph, least: int = 3) -> Graph:
+    """Drop the location from the nodes of a group when all of them (at least `least`)
+    share it: one line repeated on every box (an optimizer's update call) is noise. The
+    tooltip keeps the source."""
+    wheres: dict[int | None, set[str]] = defaultdict(set)
+    counts: Counter = Counter()
+    for n in g.nodes.values():
+        if n.where:
+            wheres[n.cluster].add(n.where)
+            counts[n.cluster] += 1
+    same = {c for c, w in wheres.items() if len(w) == 1 and counts[c] >= least}
+    if not same:
+        return g
+    nodes = {i: replace(n, where="") if n.where and n.cluster in same else n
+             for i, n in g.nodes.items()}
+    return replace(g, nodes=nodes)
+
+
+def stubs(g: Graph, fanout: int = 4) -> Graph:
+    """An input that feeds `fanout` or more nodes is drawn once, without edges, and each
+    consumer gets a short stub naming it, so the parameters of many layers do not
+    stretch the picture across the cell (as TensorBoard extracts high-degree nodes)."""
+    dests: dict[int, set[int]] = defaultdict(set)
+    for e in g.edges:
+        if g.nodes[e.src].kind == "input":
+            dests[e.src].add(e.dst)
+    hubs = {i for i, d in dests.items() if len(d) >= fanout}
+    if not hubs:
+        return g
+    nodes, edges = dict(g.nodes), []
+    made: dict[tuple[int, int], int] = {}
+    for e in g.edges:
+        if e.src not in hubs:
+            edges.append(e)
+            continue
+        if (e.src, e.dst) not in made:
+            i = made[e.src, e.dst] = max(nodes) + 1
+            hub = g.nodes[e.src]
+            nodes[i] = Node(i, "stub", hub.title.split(" · ")[0], cluster=g.nodes[e.dst].cluster)
+            edges.append(Edge(i, e.dst, ""))
+    return replace(g, nodes=nodes, edges=edges)
+
+
+def residuals(g: Graph) -> Graph:
+    """Each backward node keeps one edge from the forward pass (the latest), labelled
+    with how many values it saves from there: the forward pass's residuals would
+    otherwise run as dozens of long edges around the picture."""
+    def backward(n: Node) -> bool:
+        return n.backward or (n.cluster in g.clusters and g.clusters[n.cluster].backward)
+
+    forward = {i for i, n in g.nodes.items()
+               if n.kind in ("op", "call", "group") and not backward(n)}
+    into: dict[int, list[Edge]] = defaultdict(list)
+    edges = []
+    for e in g.edges:
+        if e.src in forward and backward(g.nodes[e.dst]):
+            into[e.dst].append(e)
+        else:
+            edges.append(e)
+    for dst, es in into.items():
+        last = max(es, key=lambda e: e.src)
+        edges.append(Edge(last.src, dst, last.label if len(es) == 1 else
+                          f"{len(es)} residuals"))
+    return replace(g, edges=edges)

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 import jax
 
 from .. import _compat
-from . import libraries
+from . import calltree, libraries
 from .arguments import (
     ArgCall,
     JitArgumentError,
@@ -79,7 +79,8 @@ def resolve(call: BoundCall, static_argnums=None, static_argnames=None):
 def _make_jaxpr(fn, args: tuple, kwargs: dict):
     """The one place a jaxpr is made."""
     __tracebackhide__ = True
-    return jax.make_jaxpr(fn, return_shape=True)(*args, **kwargs)
+    with calltree.recording():       # which call of which function each equation came from
+        return jax.make_jaxpr(fn, return_shape=True)(*args, **kwargs)
 
 
 def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,

@@ -12,6 +12,9 @@ from typing import Mapping
 from ..core.graph import Graph, Node
 
 FONT = "DejaVu Sans,Helvetica,Arial,sans-serif"
+# font sizes (pt): the smallest decides how far a drawing may shrink to fit the cell
+NODE_PT, CLUSTER_PT, EDGE_PT, STUB_PT = 10, 11, 9, 9
+SMALLEST_PT = min(NODE_PT, CLUSTER_PT, EDGE_PT, STUB_PT)
 # fill, border per node kind; light fills with dark ink read on any page theme
 STYLE = {
     "input": ("#dcfce7", "#15803d"),
@@ -21,6 +24,7 @@ STYLE = {
     "call": ("#dbeafe", "#1d4ed8"),
     "group": ("#ede9fe", "#6d28d9"),
     "port": ("#f1f5f9", "#94a3b8"),
+    "stub": ("#f0fdf4", "#15803d"),
 }
 COLLECTIVE = ("#fed7aa", "#c2410c")
 BACKWARD_OP = ("#fdf2f8", "#9d174d")
@@ -43,6 +47,12 @@ def attr_text(text: object, limit: int = 200) -> str:
     return s.replace("&", "&amp;").replace("\\", "\\\\").replace('"', '\\"')
 
 
+def label_rows(title: str, detail, where: str) -> list[str]:
+    """The lines of a node's label, unescaped (for size estimates)."""
+    rows = [str(title)[:60]] + [str(d)[:60] for d in detail]
+    return rows + [where[:60]] if where else rows
+
+
 def _label(title: str, detail, where: str, extra: str = "") -> str:
     rows = [attr_text(title, 60)] + [attr_text(d, 60) for d in detail]
     if where:
@@ -52,6 +62,16 @@ def _label(title: str, detail, where: str, extra: str = "") -> str:
     return '"' + "\\n".join(rows) + '"'
 
 
+def _record(n: Node) -> str:
+    """An argument's leaves, one per line, left-aligned under its name."""
+    rows = [attr_text(n.title, 60)] + [attr_text(d, 60) for d in n.detail]
+    return '"' + rows[0] + "\\n" + "".join(r + "\\l" for r in rows[1:]) + '"'
+
+
+_SHAPE = {"call": ", shape=box3d", "input": ", shape=ellipse", "output": ", shape=ellipse",
+          "stub": f', shape=ellipse, style="filled,dashed", fontsize={STUB_PT}, height=0.2'}
+
+
 def _node_style(n: Node) -> tuple[str, str, str]:
     if n.collective:
         return (*COLLECTIVE, "2.2")
@@ -59,6 +79,12 @@ def _node_style(n: Node) -> tuple[str, str, str]:
         return (*BACKWARD_OP, "1")
     fill, border = STYLE.get(n.kind, STYLE["op"])
     return fill, border, "1.4" if n.kind in ("call", "group") else "1"
+
+
+def labelled(g: Graph, e) -> bool:
+    """Shapes label edges inside one group; edges between groups run long (a forward
+    pass's residuals into its backward pass), and their labels would crowd the sides."""
+    return bool(e.label) and g.nodes[e.src].cluster == g.nodes[e.dst].cluster
 
 
 def to_dot(g: Graph, rankdir: str = "TB", title: str = "",
@@ -74,14 +100,15 @@ def to_dot(g: Graph, rankdir: str = "TB", title: str = "",
     big = len(g.nodes) > 150
     lines = [
         "digraph jaxpr {",
-        f'  graph [rankdir={rankdir}, bgcolor="white", fontname="{FONT}", fontsize=11, '
+        f'  graph [rankdir={rankdir}, bgcolor="white", fontname="{FONT}", '
         f'nodesep=0.25, ranksep=0.35, newrank=true, nslimit={1 if big else 2}, '
         f'nslimit1={1 if big else 2}, mclimit={0.1 if big else 0.5}, searchsize=30, '
-        f'pad=0.15, forcelabels=true, label="{attr_text(title)}", labelloc=t'
+        f'pad=0.15, forcelabels=true, label="{attr_text(title)}", labelloc=t, '
+        f'fontsize={CLUSTER_PT}'
         + (", splines=line" if big else "") + "];",
-        f'  node [shape=box, style="filled", fontname="{FONT}", fontsize=10, '
+        f'  node [shape=box, style="filled", fontname="{FONT}", fontsize={NODE_PT}, '
         'height=0.3, margin="0.12,0.05", fontcolor="#0f172a"];',
-        f'  edge [fontname="{FONT}", fontsize=8, fontcolor="#475569", color="#64748b", '
+        f'  edge [fontname="{FONT}", fontsize={EDGE_PT}, fontcolor="#475569", color="#64748b", '
         'arrowsize=0.6];',
     ]
     children: dict = {}
@@ -108,19 +135,35 @@ def to_dot(g: Graph, rankdir: str = "TB", title: str = "",
                 if emphasised:
                     border, width = EMPHASIS, "3"
             tip = n.source or n.title
-            label = _label(n.title, n.detail, n.where, extra)
+            label = _record(n) if n.primitive == "record" else _label(n.title, n.detail,
+                                                                         n.where, extra)
             lines.append(f'{indent}  n{n.id} [label={label}, fillcolor="{fill}", '
                          f'color="{border}", penwidth={width}, tooltip="{attr_text(tip)}"'
-                         + (", shape=box3d" if n.kind == "call" else "")
-                         + (", shape=ellipse" if n.kind in ("input", "output") else "") + "];")
+                         + (", shape=box" if n.primitive == "record" else _SHAPE.get(n.kind, ""))
+                         + "];")
         for child in children.get(cluster, []):
             emit(child, indent + "  ")
         if cluster is not None:
             lines.append(f"{indent}}}")
 
     emit(None, "")
+    # arguments in one row above everything (a source inside a group, such as a stub,
+    # hangs from them by an invisible edge), results in one row below (the same for a
+    # value nothing uses), so they never stand beside a tall group and widen the picture
+    inputs = [n.id for n in members.get(None, []) if n.kind == "input"]
+    outputs = [n.id for n in members.get(None, []) if n.kind == "output"]
+    fed, feeding = {e.dst for e in g.edges}, {e.src for e in g.edges}
+    for i in inputs[:1]:
+        lines.extend(f"  n{i} -> n{n.id} [style=invis, weight=0];" for n in g.nodes.values()
+                     if n.id not in fed and n.cluster in g.clusters)
+    for i in outputs[:1]:
+        lines.extend(f"  n{n.id} -> n{i} [style=invis, weight=0];" for n in g.nodes.values()
+                     if n.id not in feeding and n.cluster in g.clusters)
+    for where, ends in (("source", inputs), ("sink", outputs)):
+        if ends:
+            lines.append(f"  {{rank={where}; {'; '.join(f'n{i}' for i in ends)};}}")
     for e in g.edges:   # xlabels are placed after layout: a third of the time of labels
-        lab = f' [xlabel="{attr_text(e.label, 40)}"]' if e.label else ""
+        lab = f' [xlabel="{attr_text(e.label, 40)}"]' if labelled(g, e) else ""
         lines.append(f"  n{e.src} -> n{e.dst}{lab};")
     lines.append("}")
     return "\n".join(lines) + "\n"

@@ -1,9 +1,14 @@
-"""`JaxprView`: a traced jaxpr, drawn at the finest level that fits the budgets.
+"""`JaxprView`: a traced jaxpr, grouped by its call tree, drawn at the finest level that
+fits the budgets.
 
-Levels, finest first: one node per equation (nested jaxprs collapsed beyond `depth`), then
-equations grouped by source line, by function, by forward/backward phase. A level is
-skipped when it has more than `max_nodes` nodes or its layout overruns `layout_timeout`;
-each skip leaves a one-line note. Without any renderer the view is text plus DOT source.
+The default depth is chosen for legibility (`fit.choose`): calls open while the drawing's
+smallest text stays ≥ 8 px at cell width (a call too big to open shows its lines).
+Repeats are always folded, per-leaf copies too, and many-leaf arguments are records. Past
+the budgets the view coarsens: the requested depth, then the automatic one (a shallower
+call tree), then grouped by function, then by forward/backward phase. A level is skipped
+when it has more than `max_nodes` nodes, its layout overruns `layout_timeout` or its text
+would shrink below 8 px; each skip leaves a one-line note. Without any renderer the view
+is text plus DOT source.
 """
 from __future__ import annotations
 
@@ -14,8 +19,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..core import graph as G
+from . import fit, layout
 from . import html as H
-from . import layout
 from .dot import to_dot
 from .text import to_text, visible
 
@@ -41,10 +46,10 @@ class JaxprView:
     """The jaxpr of one call; `.text()`, `.dot()`, `.svg()` and rich notebook display."""
 
     def __init__(self, graph: G.Graph, *, func_name: str = "f", stage: str = "jaxpr",
-                 stage_text: str | None = None, depth: int | None = 0,
+                 stage_text: str | None = None, depth: int | str | None = "auto",
                  expand: Iterable[str] = (), rankdir: str = "TB", max_nodes: int = 400,
                  layout_timeout: float = 10.0, renderer: str = "auto", png: bool = True,
-                 costs: Any = None):
+                 group: str = "call", costs: Any = None):
         self.full = graph
         self.costs = costs     # render.costs.Costs: --profile / --cost, drawn as an overlay
         self.func_name = func_name
@@ -57,6 +62,8 @@ class JaxprView:
         self.layout_timeout = layout_timeout
         self.renderer = renderer
         self.png = png
+        self.group = group
+        self._layouts: dict[str, layout.Drawing] = {}     # DOT source → its drawing
 
     @property
     def num_equations(self) -> int:
@@ -68,17 +75,56 @@ class JaxprView:
         opts = dict(func_name=self.func_name, stage=self.stage, stage_text=self.stage_text,
                     depth=self.depth, expand=self.expand, rankdir=self.rankdir,
                     max_nodes=self.max_nodes, layout_timeout=self.layout_timeout,
-                    renderer=self.renderer, png=self.png, costs=self.costs)
+                    renderer=self.renderer, png=self.png, group=self.group,
+                    costs=self.costs)
         opts.update(changes)
         return JaxprView(self.full, **opts)
 
     # ---- the levels ------------------------------------------------------------------
 
+    @cached_property
+    def _folded(self) -> G.Graph:
+        """Repeats folded, many-leaf arguments as records: the same at every depth."""
+        return G.records(G.lanes(G.fold(self.full)))
+
+    def _view(self, opened: set[int], by_line: frozenset[int] = frozenset()) -> G.Graph:
+        """The folded graph with `opened` clusters drawn open (those in `by_line` with
+        their own equations grouped by source line)."""
+        g = G.collapse(self._folded, opened=opened)
+        if self.group == "line":
+            g = G.coarsen(g, "line")
+        elif by_line:
+            g = G.coarsen(g, "line", within=set(by_line))
+        return G.stubs(G.quiet_where(G.residuals(g)))
+
+    def _auto(self, width_pt: float, layouts: int = 2) -> G.Graph:
+        """The automatic depth within `width_pt`, laying out at most `layouts` trials."""
+        return self._view(*fit.choose(self._folded, self._view, width_pt, self._measure,
+                                      layouts))
+
+    def _measure(self, g: G.Graph) -> fit.Size | None:
+        """The real drawing's size, or None past 1 s; kept, as the chosen view is often
+        the last one measured."""
+        try:
+            d = self._layout(self._dot(g), min(1.0, self.layout_timeout))
+        except (layout.LayoutTimeout, layout.NoRenderer, RuntimeError):
+            return None
+        return fit.Size((_svg_width(d.svg) or 0) * 3 / 4, fit.estimate(g).ranks)
+
+    def _layout(self, dot: str, timeout: float) -> layout.Drawing:
+        if dot not in self._layouts:
+            self._layouts[dot] = layout.render(dot, timeout, self.renderer, self.png)
+        return self._layouts[dot]
+
     def _levels(self):
-        g = G.collapse(self.full, self.depth, self.expand)
-        yield g
-        for by in G.GROUPINGS:
-            yield G.coarsen(g, by)
+        """(graph, retry): the views to try, finest first; `retry(width)` redoes an
+        automatic view with a tighter width budget when the real layout came out wider."""
+        if self.depth != "auto":
+            yield self._view(G.opened_at(self._folded, self.depth, self.expand)), None
+        auto = self._auto(fit.max_width_pt())
+        yield auto, self._auto
+        yield G.coarsen(auto, "function"), None
+        yield G.coarsen(auto, "phase"), None
 
     def _title(self, g: G.Graph) -> str:
         return f"{self.func_name} — {G.equations(self.num_equations)}"
@@ -87,8 +133,18 @@ class JaxprView:
     def _drawn(self) -> _Drawn:
         notes: list[str] = list(self.full.notes)     # from tracing: what was held static
         start = time.perf_counter()
+        try:
+            return self._draw(notes, start)
+        except KeyboardInterrupt:     # as %jit_compare: stop, and show what there is
+            g = self._view(G.opened_at(self._folded, 0))
+            return _Drawn(g, self._dot(g), None, None, "none",
+                          notes + ["layout interrupted (Ctrl-C); showing text"],
+                          time.perf_counter() - start)
+
+    def _draw(self, notes: list[str], start: float) -> _Drawn:
+        """The finest level that fits the budgets, laid out (see the module doc)."""
         last = None
-        for g in self._levels():
+        for g, retry in self._levels():
             last = g
             if len(g.nodes) > self.max_nodes:
                 notes.append(f"{len(g.nodes)} nodes exceed max_nodes={self.max_nodes}; "
@@ -96,7 +152,22 @@ class JaxprView:
                 continue
             dot = self._dot(g)
             try:
-                d = layout.render(dot, self.layout_timeout, self.renderer, self.png)
+                d = self._layout(dot, self.layout_timeout)
+                small = _text_px(d.svg)
+                if retry is not None and small < fit.MIN_TEXT_PX:
+                    # the estimate was short: budget by the measured ratio, lay out again
+                    ratio = fit.estimate(g).width_pt / (_svg_width(d.svg) * 3 / 4)
+                    g = retry(fit.max_width_pt() * ratio * 0.95, 0)
+                    dot = self._dot(g)
+                    d = self._layout(dot, self.layout_timeout)
+                    small = _text_px(d.svg)
+                if small < fit.MIN_TEXT_PX and g.grouping != "phase":
+                    coarser = self.depth == "auto" or retry is None and \
+                        g.grouping != "equation"
+                    notes.append(f"text {small:.1f} px at {fit.CELL_PX} px wide"
+                                 + ("; drawing a coarser view" if coarser else ""))
+                    if coarser:
+                        continue
             except layout.LayoutTimeout as e:
                 notes.append(f"{e}; drawing a coarser view")
                 continue
@@ -108,10 +179,6 @@ class JaxprView:
                 continue
             except layout.NoRenderer as e:
                 return _Drawn(g, dot, None, None, "none", notes + [str(e)],
-                              time.perf_counter() - start)
-            except KeyboardInterrupt:     # as %jit_compare: stop, and show what there is
-                return _Drawn(g, dot, None, None, "none",
-                              notes + ["layout interrupted (Ctrl-C); showing text"],
                               time.perf_counter() - start)
             if g.grouping != "equation":
                 notes.append(_GROUPING_NOTE[g.grouping])
@@ -209,6 +276,11 @@ class JaxprView:
 
     def __repr__(self) -> str:
         return f"<JaxprView {self.func_name}: {G.equations(self.num_equations)}>"
+
+
+def _text_px(svg: bytes) -> float:
+    """The drawing's smallest text on screen when scaled to the cell width."""
+    return fit.Size((_svg_width(svg) or 0) * 3 / 4, 0).text_px()
 
 
 def _svg_width(svg: bytes) -> float | None:

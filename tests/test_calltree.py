@@ -1,0 +1,298 @@
+"""The call tree on real models: grouping by call, backward groups, folded repeats, the
+automatic depth and record inputs (real JAX, Flax NNX, Equinox)."""
+import re
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import jaxmagic
+from jaxmagic.core import graph as G
+from jaxmagic.render import fit
+from jaxmagic.render.jaxpr import _text_px
+
+
+def block(p, x):
+    return jnp.tanh(x @ p["w"]) + x
+
+
+def model(params, x):
+    for p in params:
+        x = block(p, x)
+    return jnp.sum(x ** 2)
+
+
+def layers(n, d=8):
+    return [{"w": jnp.full((d, d), 0.1 * i)} for i in range(n)], jnp.ones((4, d))
+
+
+def titles(g):
+    return [c.title for c in g.clusters.values()]
+
+
+def test_each_call_is_its_own_group_under_the_traced_function():
+    params, x = layers(3)
+    g = jaxmagic.trace(model, params, x).full
+    assert titles(g) == ["model", "block #0", "block #1", "block #2"]
+    top = g.clusters[0]
+    assert top.level == 0          # the traced function itself is context, not a level
+    assert all(g.clusters[i].parent == top.id for i in (1, 2, 3))
+    tanh = [n for n in g.nodes.values() if n.primitive == "tanh"]
+    assert [g.clusters[n.cluster].title for n in tanh] == ["block #0", "block #1", "block #2"]
+
+
+def test_nnx_and_equinox_module_calls_are_groups():
+    nnx = pytest.importorskip("flax.nnx")
+    eqx = pytest.importorskip("equinox")
+
+    class MLP(nnx.Module):
+        def __init__(self, rngs):
+            self.l1 = nnx.Linear(4, 8, rngs=rngs)
+            self.l2 = nnx.Linear(8, 2, rngs=rngs)
+
+        def __call__(self, x):
+            return self.l2(nnx.relu(self.l1(x)))
+
+    graphdef, state = nnx.split(MLP(nnx.Rngs(0)))
+
+    def forward(state, x):
+        return nnx.merge(graphdef, state)(x)
+
+    g = jaxmagic.trace(forward, state, jnp.ones((3, 4))).full
+    assert {"MLP", "Linear #0", "Linear #1"} <= set(titles(g))
+
+    emlp = eqx.nn.MLP(4, 2, 8, depth=2, key=jax.random.key(0))
+    arrays, static = eqx.partition(emlp, eqx.is_array)
+
+    def eforward(arrays, x):
+        return eqx.combine(arrays, static)(x)
+
+    g = jaxmagic.trace(eforward, arrays, jnp.ones(4)).full
+    assert "MLP" in titles(g) and {"Linear #0", "Linear #1", "Linear #2"} <= set(titles(g))
+
+
+def _cluster_graph_is_acyclic(g):
+    def top(n):
+        c = n.cluster
+        while c is not None and g.clusters[c].parent is not None and \
+                g.clusters[g.clusters[c].parent].level > 0:
+            c = g.clusters[c].parent
+        return c if c is not None else ("node", n.id)
+
+    edges = {(top(g.nodes[e.src]), top(g.nodes[e.dst])) for e in g.edges}
+    edges = {(a, b) for a, b in edges if a != b}
+    succ = {}
+    for a, b in edges:
+        succ.setdefault(a, set()).add(b)
+    seen = {}
+
+    def visit(v):     # depth-first: a grey node seen again is a cycle
+        seen[v] = "grey"
+        for w in succ.get(v, ()):
+            if seen.get(w) == "grey" or (w not in seen and not visit(w)):
+                return False
+        seen[v] = "black"
+        return True
+
+    return all(visit(v) for v in list(succ) if v not in seen)
+
+
+def test_backward_pass_of_a_call_is_its_own_group_and_the_groups_are_acyclic():
+    params, x = layers(3)
+    g = jaxmagic.trace(jax.grad(model), params, x).full
+    back = [c for c in g.clusters.values() if c.backward]
+    assert {c.title for c in back} >= {"model · backward", "block #1 · backward"}
+    for c in back:
+        ops = [n for n in g.nodes.values() if n.cluster == c.id and n.kind == "op"]
+        assert all(n.backward for n in ops)
+    assert _cluster_graph_is_acyclic(g)
+
+
+def test_consecutive_identical_calls_fold_forward_and_backward_separately():
+    params, x = layers(16)
+    view = jaxmagic.trace(jax.grad(model), params, x)
+    folded = G.fold(view.full)
+    names = titles(folded)
+    assert "block ×16" in names
+    assert any(re.fullmatch(r"block ×1[56] · backward", t) for t in names)
+    assert not any("#7" in t for t in names)
+    # the fold keeps every equation: counts and equation indices add up
+    ops = sum(n.count for n in folded.nodes.values() if n.kind == "op")
+    assert ops == sum(1 for n in view.full.nodes.values() if n.kind == "op")
+    eqns = sorted(i for n in folded.nodes.values() for i in n.eqns)
+    assert eqns == sorted(i for n in view.full.nodes.values() for i in n.eqns)
+    assert _cluster_graph_is_acyclic(G.collapse(view.full, None))
+
+
+def test_calls_with_different_shapes_do_not_fold():
+    params = [{"w": jnp.ones((8, 16))}, {"w": jnp.ones((16, 4))}]
+
+    def net(params, x):
+        return dense(params[1], dense(params[0], x))
+
+    def dense(p, x):
+        return jnp.tanh(x @ p["w"])
+
+    g = G.fold(jaxmagic.trace(net, params, jnp.ones((2, 8))).full)
+    assert titles(g) == ["net", "dense #0", "dense #1"]
+
+
+def test_auto_depth_opens_what_fits_and_keeps_text_legible():
+    params, x = layers(16)
+    view = jaxmagic.trace(jax.grad(model), params, x)
+    assert view.depth == "auto"
+    g = view.graph
+    assert len(g.nodes) > 8                       # not one opaque box
+    assert any("block ×16" in t for t in titles(g))     # the repeated layer, opened
+    assert _text_px(view._drawn.svg) >= fit.MIN_TEXT_PX
+    assert len(view.configure(depth=0).graph.nodes) < len(g.nodes)
+
+
+def test_many_leaves_are_one_record_node():
+    params, x = layers(16)
+    g = jaxmagic.trace(model, params, x).configure(depth=None).graph
+    inputs = [n for n in g.nodes.values() if n.kind == "input"]
+    record = [n for n in inputs if n.primitive == "record"]
+    assert len(record) == 1 and record[0].title == "arg0 · 16 leaves"
+    assert record[0].detail == ("[i].w f32[8,8] ×16",)
+    long = G.records(jaxmagic.trace(lambda p: [q["w"] * 2 for q in p],
+                                    [{"w": jnp.ones(i + 1)} for i in range(12)]).full)
+    (rec,) = [n for n in long.nodes.values() if n.kind == "input"]
+    assert rec.detail[-1] == "+6 more"
+
+
+def test_group_by_source_line_is_an_option():
+    params, x = layers(4)
+    view = jaxmagic.trace(jax.grad(model), params, x).configure(group="line")
+    assert view.graph.grouping == "line"
+
+
+def test_an_input_feeding_many_nodes_becomes_stubs():
+    def spread(w, x):
+        return jnp.sin(x * w) + jnp.cos(x + w) + jnp.tanh(x - w) + jnp.exp(w)
+
+    g = jaxmagic.trace(spread, jnp.ones(3), jnp.ones(3)).configure(depth=None).graph
+    (w,) = [n for n in g.nodes.values() if n.kind == "input" and n.title == "arg0"]
+    assert not any(e.src == w.id for e in g.edges)          # drawn once, at the side
+    stubs = [n for n in g.nodes.values() if n.kind == "stub"]
+    assert len(stubs) >= 4 and {s.title for s in stubs} == {"arg0"}
+    assert all(any(e.src == s.id for e in g.edges) for s in stubs)
+    x = next(n for n in g.nodes.values() if n.title == "arg1")
+    assert sum(e.src == x.id for e in g.edges) == 3            # below the hub threshold
+
+
+def test_haiku_module_calls_are_groups_named_as_haiku_names_them():
+    hk = pytest.importorskip("haiku")
+
+    def f(x):
+        return hk.nets.MLP([8, 8, 2])(x)
+
+    net = hk.without_apply_rng(hk.transform(f))
+    params = net.init(jax.random.key(0), jnp.ones((3, 4)))
+    g = jaxmagic.trace(net.apply, params, jnp.ones((3, 4))).full
+    names = titles(g)
+    assert {"mlp", "linear_0", "linear_1", "linear_2"} <= set(names)
+    assert "Linear" not in names        # Haiku's scope and the call are one group
+    dots = [n for n in g.nodes.values() if n.primitive == "dot_general"]
+    assert sorted(g.clusters[n.cluster].title for n in dots) == \
+        ["linear_0", "linear_1", "linear_2"]
+
+
+def test_per_leaf_copies_of_an_optimizer_update_fold_as_leaves():
+    optax = pytest.importorskip("optax")
+    opt = optax.adamw(1e-3)
+    params = {"w": jnp.ones((8, 8)), "b": jnp.zeros(8), "head": {"w": jnp.ones((8, 2))}}
+    state = opt.init(params)
+    view = jaxmagic.trace(opt.update, params, state, params)
+    folded = G.lanes(G.fold(view.full))
+    leafy = [n for n in folded.nodes.values() if n.detail and n.detail[-1] == "×3 leaves"]
+    assert len(leafy) >= 8 and {"sqrt", "integer_pow"} <= {n.primitive for n in leafy}
+    assert len(folded.nodes) < len(view.full.nodes) - 2 * len(leafy) + 1
+    # every equation is still counted once
+    assert sorted(i for n in folded.nodes.values() for i in n.eqns) == \
+        sorted(i for n in view.full.nodes.values() for i in n.eqns)
+    g = view.graph      # the default view: one record per argument on both sides
+    records = {n.title for n in g.nodes.values() if n.primitive == "record"}
+    assert {"arg0 · 3 leaves", "arg1 · 7 leaves", "arg2 · 3 leaves"} <= records
+    assert {"out[0] · 3 leaves", "out[1] · 7 leaves"} <= records     # updates, state
+
+
+def test_parallel_calls_that_feed_one_result_do_not_fold_as_leaves():
+    def qkv(p, x):
+        q, k, v = x @ p["q"], x @ p["k"], x @ p["v"]
+        return jnp.sum(q * k * v)
+
+    p = {n: jnp.ones((4, 4)) for n in "qkv"}
+    g = G.lanes(jaxmagic.trace(qkv, p, jnp.ones((2, 4))).full)
+    assert not any(n.detail and n.detail[-1].endswith("leaves") for n in g.nodes.values())
+    assert sum(n.primitive == "dot_general" for n in g.nodes.values()) == 3
+
+
+def test_a_call_too_big_to_open_shows_its_lines_not_one_box():
+    def big(p, x):
+        h = jnp.tanh(x @ p["w1"] + jnp.sin(x) * jnp.cos(x) - jnp.exp(-x) / (1 + x ** 2))
+        return jnp.sum(h @ p["w2"] + jnp.log1p(jnp.abs(h)) * jnp.sqrt(jnp.abs(h) + 1))
+
+    def net(params, x):
+        return big(params, x)
+
+    p = {"w1": jnp.ones((8, 8)), "w2": jnp.ones((8, 8))}
+    view = jaxmagic.trace(net, p, jnp.ones((4, 8)))
+    folded = view._folded
+    (cid,) = [c.id for c in folded.clusters.values() if c.title == "big"]
+    wide = fit.estimate(view._view(G.opened_at(folded, None))).width_pt
+    narrow = fit.estimate(view._view(G.opened_at(folded, 0))).width_pt
+    opened, by_line = fit.choose(folded, view._view, (wide + narrow) / 2)
+    assert cid in opened and cid in by_line
+    g = view._view(opened, by_line)
+    groups = [n for n in g.nodes.values() if n.kind == "group"]
+    assert len(groups) == 2 and all(n.cluster == cid for n in groups)
+    assert {n.title[:10] for n in groups} == {"h = jnp.ta", "return jnp"}
+    assert fit.estimate(g).width_pt <= (wide + narrow) / 2
+
+
+def test_arguments_sit_above_and_results_below_every_group():
+    params, x = layers(4)
+    view = jaxmagic.trace(jax.grad(model), params, x)
+    dot = view.dot()
+    ins = [n.id for n in view.graph.nodes.values() if n.kind == "input"]
+    assert f"{{rank=source; {'; '.join(f'n{i}' for i in ins)};}}" in dot
+    assert "rank=sink" in dot
+
+
+def test_linen_module_scopes_are_the_module_calls():
+    lnn = pytest.importorskip("flax.linen")
+
+    class Net(lnn.Module):
+        @lnn.compact
+        def __call__(self, x):
+            return lnn.Dense(2)(lnn.relu(lnn.Dense(8)(x)))
+
+    net = Net()
+    variables = net.init(jax.random.key(0), jnp.ones((3, 4)))
+    g = jaxmagic.trace(net.apply, variables, jnp.ones((3, 4))).full
+    scopes = {c.title: c for c in g.clusters.values() if c.kind == "scope"}
+    assert set(scopes) == {"Net", "Dense_0", "Dense_1"}        # not Dense_0 → Dense
+    assert all(c.detail == () for c in scopes.values())
+    assert scopes["Dense_0"].parent == scopes["Net"].id
+
+
+def test_a_chain_of_one_operation_is_not_folded_as_leaves():
+    def chain(x):
+        for _ in range(200):
+            x = x + 1.0
+        return x
+
+    full = jaxmagic.trace(chain, jnp.ones(3)).full
+    g = G.lanes(full)
+    assert sum(n.primitive == "add" for n in g.nodes.values()) == 200
+    assert len(g.nodes) == len(full.nodes)
+
+
+def test_a_list_of_per_layer_gradients_is_one_record():
+    params, x = layers(6)
+    params = [dict(p, b=jnp.zeros(8), s=jnp.ones(8)) for p in params]   # 3 leaves a layer
+    g = jaxmagic.trace(jax.grad(model), params, x).configure(depth=0).graph
+    outs = [n for n in g.nodes.values() if n.kind == "output"]
+    assert [n.title for n in outs] == ["out · 18 leaves"]
+    assert set(outs[0].detail) == {"[i].w f32[8,8] ×6", "[i].b f32[8] ×6", "[i].s f32[8] ×6"}
