@@ -302,7 +302,7 @@ class Partition:
         self.kwargs = {k: _slot(call.kwarg_names.get(k, k), v, k in static_names, k)
                        for k, v in call.kwargs.items()}
         self._split_nnx()
-        self.updated: list[str] = []
+        self._updated: list[str] | None = None   # fixed by the first run
         self.mutated: list[str] = []
         self.dropped_outputs = 0
 
@@ -439,15 +439,26 @@ class Partition:
         out = self._arrays(out)
         if not self.nnx:
             return out
-        updates, self.updated = [], []
+        found, leaves = [], {}
         for s, old, p_out in zip(self.nnx, parts_in, _libraries.nnx().state_of(objs)):
             names = _libraries.nnx().leaf_names(s.name, p_out)
             for nm, leaf, prev in zip(names, jax.tree_util.tree_leaves(p_out),
                                       old + [None] * len(names)):
+                leaves[nm] = leaf
                 if leaf is not prev:
-                    updates.append(leaf)
-                    self.updated.append(nm)
+                    found.append(nm)
+        # the first run (eager or traced) fixes which state is returned, so every run
+        # returns the same structure: an eager nnx.scan writes back equal, new arrays
+        # where its trace passes the same tracers through
+        if self._updated is None:
+            self._updated = found
+        updates = [leaves[nm] for nm in self._updated if nm in leaves]
         return (out, updates) if updates else out
+
+    @property
+    def updated(self) -> list[str]:
+        """The NNX state the call changed (returned as outputs, named by module path)."""
+        return list(self._updated or [])
 
     def _arrays(self, out: Any) -> Any:
         """The output with leaves that are not arrays left out (jit could not return them)."""
