@@ -153,6 +153,8 @@ def test_transformer_gradient_by_layer_and_pass(layers):
     (cid,) = [i for i, cl in g.clusters.items() if cl.title == f"block ×{layers}"]
     forward = sum(r.seconds for r in series)
     assert c.label(forward, forward / total) == overlay[cid][1]
+    # the table beside the picture names each node's group as drawn
+    assert f"block ×{layers}" in [row[3] for row in c._node_table(g)]
 
 
 def test_flax_nnx_model_profiles(ip):

@@ -206,7 +206,8 @@ class Costs:
         top = sorted((i for i in values if values[i] > 0), key=lambda i: -values[i])[:n]
         return [[percent(values[i] / total),
                  fmt_time(values[i]) if self.profiled else fmt_si(values[i], "flop"),
-                 g.nodes[i].title, g.nodes[i].where or "—"] for i in top]
+                 g.nodes[i].title, _drawn_group(g, g.nodes[i].cluster),
+                 g.nodes[i].where or "—"] for i in top]
 
     def footnotes(self) -> list[str]:
         out = list(self.notes)
@@ -250,7 +251,7 @@ class Costs:
         esc_rows = lambda rows: [[H.esc(c) for c in row] for row in rows]  # noqa: E731
         if g is not None:      # the groups as drawn: call nodes, grouped lines, equations
             groups = H.table(esc_rows(self._node_table(g)), ["share", "amount", "node",
-                                                             "where"])
+                                                             "group", "where"])
         else:
             groups = H.table(esc_rows(self._group_table()), ["share", "amount", "group",
                                                              "eqns"])
@@ -282,10 +283,17 @@ def _columns(rows: list[list[str]], header: list[str]) -> list[str]:
     return ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in table]
 
 
-def _chain(g: Graph, cluster: int | None) -> set[int]:
-    """The drawn clusters around a node."""
-    out = set()
+def _chain(g: Graph, cluster: int | None) -> list[int]:
+    """The drawn clusters around a node, outermost first."""
+    out = []
     while cluster is not None and cluster in g.clusters:
-        out.add(cluster)
+        out.append(cluster)
         cluster = g.clusters[cluster].parent
-    return out
+    return out[::-1]
+
+
+def _drawn_group(g: Graph, cluster: int | None) -> str:
+    """"block ×16 › attention": the drawn groups around a node, below the traced function
+    (whose own call, level 0, is the whole picture)."""
+    return " › ".join(g.clusters[c].title for c in _chain(g, cluster)
+                      if g.clusters[c].level > 0) or "—"
