@@ -154,7 +154,7 @@ def test_transformer_gradient_by_layer_and_pass(layers):
     forward = sum(r.seconds for r in series)
     assert c.label(forward, forward / total) == overlay[cid][1]
     # the table beside the picture names each node's group as drawn
-    assert f"block ×{layers}" in [row[3] for row in c._node_table(g)]
+    assert f"block\u00a0×{layers}" in [row[3] for row in c._node_table(g)]
 
 
 def test_flax_nnx_model_profiles(ip):

@@ -294,6 +294,6 @@ def _chain(g: Graph, cluster: int | None) -> list[int]:
 
 def _drawn_group(g: Graph, cluster: int | None) -> str:
     """"block ×16 › attention": the drawn groups around a node, below the traced function
-    (whose own call, level 0, is the whole picture)."""
-    return " › ".join(g.clusters[c].title for c in _chain(g, cluster)
-                      if g.clusters[c].level > 0) or "—"
+    (whose own call, level 0, is the whole picture); a series' name does not wrap."""
+    return " › ".join(g.clusters[c].title.replace(" ×", "\u00a0×")
+                      for c in _chain(g, cluster) if g.clusters[c].level > 0) or "—"
