@@ -99,7 +99,8 @@ class Costs:
 
     def records(self) -> list[dict]:
         """The rows as dicts (`pandas.DataFrame(view.costs.records())`)."""
-        keys = ("primitive", "flops", "bytes", "seconds", "share", "where", "group")
+        keys = ("primitive", "flops", "bytes", "seconds", "share", "where", "group",
+                "series")
         return [{k: getattr(r, k) for k in keys} | {"equation": r.index, "split": r.split}
                 for r in self.rows]
 
