@@ -194,3 +194,26 @@ def test_group_names_cannot_drive_a_terminal():
     m.costliest = [(name, share)]
     for text in (costs._repr_mimebundle_()["text/plain"], m.text()):
         assert "bell\\x07\\x1b[31m" in text and "\x07" not in text and "\x1b" not in text
+
+
+def test_jit_compare_hint_names_the_folded_call_tree():
+    """A gradient of repeated layers: the hint names each layer series and pass."""
+    import sys
+    from pathlib import Path
+
+    from jaxmagic.api import _costliest_groups
+    from jaxmagic.core.target import BoundCall
+    from jaxmagic.render.jit import JitComparison
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
+    from bench_profile import make, model
+    params, x = make(4, d=32, t=16)
+    grad = jax.grad(model)
+    m = JitComparison(name="grad(model)(params, x)", speedup=0.5)
+    m.costliest = _costliest_groups(BoundCall(grad, (params, x), {}, ["params", "x"], {},
+                                              "grad(model)(params, x)"), m)
+    names = [name for name, _ in m.costliest]
+    assert "block ×4" in names and any(n.endswith(" · backward") and "×" in n
+                                       for n in names), names
+    assert sum(share for _, share in m.costliest) > 0.8
+    assert f"{names[0]} (" in m.text()

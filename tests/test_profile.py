@@ -130,7 +130,7 @@ def transformer_source():
 
 
 @pytest.mark.parametrize("layers", [4])
-def test_transformer_gradient_by_line_and_pass(layers):
+def test_transformer_gradient_by_layer_and_pass(layers):
     make, model = transformer_source()
     params, x = make(layers)
     start = time.perf_counter()
@@ -138,8 +138,23 @@ def test_transformer_gradient_by_line_and_pass(layers):
     seconds = time.perf_counter() - start
     c = view.costs
     assert c.coverage >= 0.9 and seconds < 10
-    groups = c.costliest_groups(3)
-    assert groups and all(" · forward" in g.name or " · backward" in g.name for g in groups)
+    # the groups are the folded call tree: every layer's time in its series, per pass
+    names = [g.name for g in c.costliest_groups(3)]
+    assert f"block ×{layers}" in names and any(
+        n.startswith("block ×") and n.endswith(" · backward") for n in names), names
+    series = [r for r in c.rows if r.series.startswith(f"block ×{layers}")]
+    assert {r.group.split(" ›")[0] for r in series} == {f"block #{i}" for i in range(layers)}
+    # drawn nodes hold every equation once: their shares sum to the joined time
+    g = view.graph
+    total = sum(r.seconds for r in c.rows)
+    assert sum(c._node_values(g).values()) == pytest.approx(total, rel=1e-6)
+    # a drawn series carries the time of all its calls, as its rows sum it
+    overlay = c.overlay(g)["cluster_overlay"]
+    (cid,) = [i for i, cl in g.clusters.items() if cl.title == f"block ×{layers}"]
+    forward = sum(r.seconds for r in series)
+    assert c.label(forward, forward / total) == overlay[cid][1]
+    # the table beside the picture names each node's group as drawn
+    assert f"block\u00a0×{layers}" in [row[3] for row in c._node_table(g)]
 
 
 def test_flax_nnx_model_profiles(ip):

@@ -20,6 +20,7 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 from .. import _compat
+from .graph import series_title
 
 # Primitives that move or reinterpret data without arithmetic.
 MOVEMENT = frozenset({
@@ -186,6 +187,8 @@ class CostRow:
     split: bool = False        # its time is a share of a fusion with other equations
     is_op: bool = True         # False: a scan/jit/… equation, its loop or call overhead
     backward: bool = False     # emitted by reverse-mode differentiation
+    series: str = ""           # `group` as drawn: a repeated call named for its series,
+    #                            "block ×16 · backward" for each of the 16 calls
 
 
 def _chain(graph: Any, cluster: int | None) -> tuple[int, ...]:
@@ -223,14 +226,21 @@ def rows(graph: Any, estimates: list[EqnCost], seconds: dict[int, float] | None 
             None if seconds is None else seconds.get(e.index, 0.0),
             value / total if total else 0.0, where,
             _group_name(graph, chain), chain, e.parents,
-            e.index in split, e.is_op, bool(node and node.backward)))
+            e.index in split, e.is_op, bool(node and node.backward),
+            _group_name(graph, chain, series=True)))
     return out
 
 
-def _group_name(graph: Any, chain: tuple[int, ...]) -> str:
+def _group_name(graph: Any, chain: tuple[int, ...], series: bool = False) -> str:
     """"layer #3 › attention": the chain's titles below the traced function itself (level
-    0, the whole program, is no group to name)."""
-    return " › ".join(graph.clusters[c].title for c in chain if graph.clusters[c].level > 0)
+    0, the whole program, is no group to name); with `series`, each call of a repeated
+    series under the series' title, "layer ×16 › attention", as `graph.fold` draws it."""
+    def title(c: int) -> str:
+        if not series or c not in graph.series:
+            return graph.clusters[c].title
+        return series_title(graph.clusters[graph.series[c][0]])
+
+    return " › ".join(title(c) for c in chain if graph.clusters[c].level > 0)
 
 
 def _parents(estimates: list[EqnCost], index: int) -> tuple[int, ...]:

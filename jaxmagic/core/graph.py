@@ -644,15 +644,21 @@ def fold(g: Graph) -> Graph:
     for i, c in g.clusters.items():
         first, k = g.series.get(i, (i, 0))
         if k == 0 and first == i and c.repeat > 1:
-            base = c.label if c.kind == "scope" else c.title
-            c = replace(c, title=f"{base} ×{c.repeat}" + (" · backward" if c.backward
-                                                          and c.kind == "scope" else ""),
+            c = replace(c, title=series_title(c),
                         num_equations=sum(g.clusters[m].num_equations
                                           for m, (f, _) in g.series.items() if f == i))
         if not any(g.series.get(a, (0, 0))[1] for a in chain[i]):   # not inside a later call
             out.clusters[i] = c
     out.series = {}
     return out
+
+
+def series_title(c: Cluster) -> str:
+    """"block ×16 · backward": the first call of a series, titled for all of it."""
+    if c.repeat <= 1:
+        return c.title
+    base = c.label if c.kind == "scope" else c.title
+    return f"{base} ×{c.repeat}" + (" · backward" if c.backward and c.kind == "scope" else "")
 
 
 def lanes(g: Graph, longest: int = 12) -> Graph:

@@ -23,6 +23,7 @@ SCALE = ((0.30, "#f87171"), (0.10, "#fb923c"), (0.03, "#fdba74"), (0.01, "#fde68
 BELOW = "#ffffff"
 EMPHASIS = "#b91c1c"
 TOP_GROUPS = 3
+TOP_LEVEL = "top level"
 
 
 def fill(share: float) -> str:
@@ -42,7 +43,6 @@ class Group:
     """Equations that sit in the same chain of groups (call tree, nested jaxpr, scope)."""
 
     name: str
-    clusters: tuple[int, ...]
     seconds: float | None
     flops: float
     share: float
@@ -99,7 +99,8 @@ class Costs:
 
     def records(self) -> list[dict]:
         """The rows as dicts (`pandas.DataFrame(view.costs.records())`)."""
-        keys = ("primitive", "flops", "bytes", "seconds", "share", "where", "group")
+        keys = ("primitive", "flops", "bytes", "seconds", "share", "where", "group",
+                "series")
         return [{k: getattr(r, k) for k in keys} | {"equation": r.index, "split": r.split}
                 for r in self.rows]
 
@@ -113,30 +114,25 @@ class Costs:
     def groups(self, by: str = "call") -> list[Group]:
         """Every group with its summed cost, costliest first.
 
-        `by="call"`: the chain of clusters around each equation (call tree, nested jaxpr,
-        named scope); a name shared by several instances gets "(2)", "(3)"…
-        `by="line"`: the user's line and pass ("block:4 · backward").
+        `by="call"`: the chain of groups around each equation (call tree, nested jaxpr,
+        named scope) as drawn, the calls of a repeated series summed ("block ×16 ·
+        backward"). `by="line"`: the user's line and pass ("block:4 · backward").
         """
-        acc: dict[tuple, list[CostRow]] = defaultdict(list)
+        acc: dict[str, list[CostRow]] = defaultdict(list)
         for r in self.rows:
-            key = (r.group, r.clusters) if by == "call" else \
-                (f"{r.where or r.group or '?'} · {'backward' if r.backward else 'forward'}", ())
-            acc[key].append(r)
-        seen: dict[str, int] = defaultdict(int)
-        out = []
-        for (name, clusters), rs in acc.items():
-            name = name or "top level"
-            seen[name] += 1
-            out.append(Group(name + (f" ({seen[name]})" if seen[name] > 1 else ""), clusters,
-                             sum(r.seconds or 0.0 for r in rs) if self.profiled else None,
-                             sum(r.flops for r in rs), sum(r.share for r in rs), len(rs)))
+            name = (r.series or r.group) if by == "call" else \
+                f"{r.where or r.group or '?'} · {'backward' if r.backward else 'forward'}"
+            acc[name or TOP_LEVEL].append(r)
+        out = [Group(name, sum(r.seconds or 0.0 for r in rs) if self.profiled else None,
+                     sum(r.flops for r in rs), sum(r.share for r in rs), len(rs))
+               for name, rs in acc.items()]
         return sorted(out, key=lambda g: -g.share)
 
     def costliest_groups(self, n: int = 3) -> list[Group]:
         """The `n` costliest groups of the call tree; of lines and passes when most of the
         cost sits outside any group (a graph with no call tree to speak of)."""
         groups = self.groups()
-        flat = not groups or (groups[0].clusters == () and groups[0].share > 0.5)
+        flat = not groups or (groups[0].name == TOP_LEVEL and groups[0].share > 0.5)
         return (self.groups("line") if flat else groups)[:n]
 
     # ---- the overlay on a drawn graph ----------------------------------------------------
@@ -174,8 +170,8 @@ class Costs:
             line = self.label(v, share) if v and (grouped or share >= 0.01) else ""
             node_overlay[i] = (fill(share), line, i in costliest)
         clusters = {}
-        for cid in g.clusters:
-            v = sum(self._value(r) for r in self.rows if cid in r.clusters)
+        for cid in g.clusters:     # a folded series' nodes hold the equations of every call
+            v = sum(nodes[i] for i in nodes if cid in _chain(g, g.nodes[i].cluster))
             if v:
                 clusters[cid] = (fill(v / total), self.label(v, v / total), False)
         return {"overlay": node_overlay, "cluster_overlay": clusters}
@@ -197,7 +193,7 @@ class Costs:
         for r in self.top(n):
             amount = fmt_time(r.seconds) if self.profiled else fmt_si(r.flops, "flop")
             rows.append([percent(r.share), amount, r.primitive + (" *" if r.split else ""),
-                         r.where or "—", r.group or "top level"])
+                         r.where or "—", r.group or TOP_LEVEL])
         return rows
 
     def _group_table(self, n: int = 10) -> list[list[str]]:
@@ -211,7 +207,8 @@ class Costs:
         top = sorted((i for i in values if values[i] > 0), key=lambda i: -values[i])[:n]
         return [[percent(values[i] / total),
                  fmt_time(values[i]) if self.profiled else fmt_si(values[i], "flop"),
-                 g.nodes[i].title, g.nodes[i].where or "—"] for i in top]
+                 g.nodes[i].title, _drawn_group(g, g.nodes[i].cluster),
+                 g.nodes[i].where or "—"] for i in top]
 
     def footnotes(self) -> list[str]:
         out = list(self.notes)
@@ -255,7 +252,7 @@ class Costs:
         esc_rows = lambda rows: [[H.esc(c) for c in row] for row in rows]  # noqa: E731
         if g is not None:      # the groups as drawn: call nodes, grouped lines, equations
             groups = H.table(esc_rows(self._node_table(g)), ["share", "amount", "node",
-                                                             "where"])
+                                                             "group", "where"])
         else:
             groups = H.table(esc_rows(self._group_table()), ["share", "amount", "group",
                                                              "eqns"])
@@ -285,3 +282,19 @@ def _columns(rows: list[list[str]], header: list[str]) -> list[str]:
     table = [header] + rows
     widths = [max(len(r[i]) for r in table) for i in range(len(header))]
     return ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in table]
+
+
+def _chain(g: Graph, cluster: int | None) -> list[int]:
+    """The drawn clusters around a node, outermost first."""
+    out = []
+    while cluster is not None and cluster in g.clusters:
+        out.append(cluster)
+        cluster = g.clusters[cluster].parent
+    return out[::-1]
+
+
+def _drawn_group(g: Graph, cluster: int | None) -> str:
+    """"block ×16 › attention": the drawn groups around a node, below the traced function
+    (whose own call, level 0, is the whole picture); a series' name does not wrap."""
+    return " › ".join(g.clusters[c].title.replace(" ×", "\u00a0×")
+                      for c in _chain(g, cluster) if g.clusters[c].level > 0) or "—"
