@@ -592,7 +592,8 @@ def collapse(g: Graph, depth: int | None = 0, expand: Iterable[str] = (),
                     where=c.where, source=c.source, cluster=c.parent,
                     count=c.num_equations,
                     collective=any(m.collective for m in members),
-                    backward=all(m.backward for m in members if m.kind == "op"),
+                    backward=c.backward or all(m.backward for m in members
+                                               if m.kind == "op"),
                     primitive=c.kind, signature=c.signature, eqns=_union(members))
 
     out = contract(g, rep, make)
@@ -782,7 +783,9 @@ def coarsen(g: Graph, by: str, within: set[int] | None = None) -> Graph:
     def key(n: Node):
         if n.kind in ("input", "output"):
             return (None, n.kind, n.title.split("[")[0]) if many[n.kind] else None
-        if n.kind != "op" or within is not None and n.cluster not in within:
+        # the phase view drops every cluster, so it takes calls and groups in too
+        kinds = ("op", "call", "group") if by == "phase" else ("op",)
+        if n.kind not in kinds or within is not None and n.cluster not in within:
             return None
         phase = "backward" if n.backward else "forward"
         if by == "line":
@@ -795,9 +798,14 @@ def coarsen(g: Graph, by: str, within: set[int] | None = None) -> Graph:
         if k[1] in ("input", "output"):
             return Node(0, k[1], f"{k[2]} · {len(members)} leaves",
                         detail=(_shape_summary(members),))
-        prims = Counter(m.primitive for m in members)
+        prims: Counter = Counter()
+        for m in members:
+            if m.kind != "group":
+                prims[m.primitive if m.kind == "op" else m.title] += m.count if \
+                    m.kind == "op" else 1
         top = ", ".join(f"{p} ×{c}" if c > 1 else p for p, c in prims.most_common(3))
         more = len(prims) - 3
+        count = sum(m.count for m in members)
         where = k[1] if by != "phase" else ""
         source = members[0].source if by == "line" else ""
         # a line's own text says more than its number, which stays in `where`
@@ -805,10 +813,10 @@ def coarsen(g: Graph, by: str, within: set[int] | None = None) -> Graph:
         if where and k[-1] == "backward":
             title += " · backward"
         return Node(0, "group", title,
-                    detail=(equations(len(members)), top + (f", +{more} more" if more > 0
-                                                               else "")),
+                    detail=(equations(count), top + (f", +{more} more" if more > 0
+                                                     else "")),
                     where=where if source else "", source=source,
-                    cluster=k[0], count=len(members),
+                    cluster=k[0], count=count,
                     collective=any(m.collective for m in members),
                     backward=k[-1] == "backward", primitive="group", eqns=_union(members))
 
