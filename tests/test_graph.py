@@ -229,3 +229,20 @@ def test_grouped_by_function_names_the_functions():
     assert g.grouping == "function"
     titles = sorted(n.title for n in g.nodes.values() if n.kind == "group")
     assert titles == ["loss", "loss · backward"]
+
+
+def test_expand_opens_a_call_at_the_automatic_depth():
+    def block(x):           # forty sines side by side: too wide for the automatic depth
+        return [jnp.sin(x * i) for i in range(40)]
+
+    def f(x):
+        return jnp.stack(block(x))
+
+    view = jaxmagic.trace(f, jnp.ones(3))
+
+    def sines(v):
+        return sum(n.kind == "op" and n.primitive == "sin" for n in v.graph.nodes.values())
+
+    assert sines(view) < 40
+    assert sines(view.configure(expand=["block"])) == 40
+    assert sines(view.configure(depth=0, expand=["block"])) == 40

@@ -126,9 +126,14 @@ class JaxprView:
     def _levels(self):
         """(graph, retry): the views to try, finest first; `retry(width)` redoes an
         automatic view with a tighter width budget when the real layout came out wider."""
+        auto = None
         if self.depth != "auto":
             yield self._view(G.opened_at(self._folded, self.depth, self.expand)), None
-        auto = self._choose(fit.max_width_pt())
+        elif self.expand:     # the automatic depth, and the calls named open too
+            auto = self._choose(fit.max_width_pt())
+            named = G.opened_at(self._folded, -1, self.expand)
+            yield self._view(auto[0] | named, auto[1] - named), None
+        auto = auto or self._choose(fit.max_width_pt())
         yield self._view(*auto), self._auto
         yield self._view(*auto, by="function"), None
         yield self._view(*auto, by="phase"), None
@@ -169,7 +174,8 @@ class JaxprView:
                     d = self._layout(dot, self.layout_timeout)
                     small = _text_px(d.svg)
                 if small < fit.MIN_TEXT_PX and g.grouping != "phase":
-                    coarser = self.depth == "auto" or retry is None and \
+                    named = self.expand and retry is None     # `--expand`: drawn as asked
+                    coarser = self.depth == "auto" and not named or retry is None and \
                         g.grouping != "equation"
                     notes.append(f"text {small:.1f} px at {fit.CELL_PX} px wide"
                                  + ("; drawing a coarser view" if coarser else ""))
