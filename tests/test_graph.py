@@ -246,3 +246,19 @@ def test_expand_opens_a_call_at_the_automatic_depth():
     assert sines(view) < 40
     assert sines(view.configure(expand=["block"])) == 40
     assert sines(view.configure(depth=0, expand=["block"])) == 40
+
+
+def test_phase_view_of_a_train_step_puts_the_update_after_the_backward_pass():
+    def loss(w, x):
+        return jnp.sum(jnp.tanh(x @ w) ** 2)
+
+    def step(w, x):
+        return w - 0.1 * jax.grad(loss)(w, x)
+
+    phase = G.coarsen(G.collapse(full(step, jnp.ones((4, 4)), jnp.ones((2, 4))), depth=0),
+                      "phase")
+    order = {n.id: ["forward", "backward", "after backward"].index(n.title)
+             for n in phase.nodes.values() if n.kind == "group"}
+    assert sorted(order.values()) == [0, 1, 2]
+    assert all(order[e.src] <= order[e.dst] for e in phase.edges
+               if e.src in order and e.dst in order)      # no edge runs back: acyclic

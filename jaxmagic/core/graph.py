@@ -770,6 +770,26 @@ def _outputs_reached(g: Graph) -> dict[int, int]:
 GROUPINGS = ("line", "function", "phase")
 
 
+def _after_backward(g: Graph) -> set[int]:
+    """Forward-pass nodes that use a backward pass's results (an optimizer's update in a
+    train step): grouped with the forward pass they would close a cycle."""
+    succ: dict[int, list[int]] = defaultdict(list)
+    for e in g.edges:
+        succ[e.src].append(e.dst)
+
+    def backward(n: Node) -> bool:
+        return n.backward or (n.cluster in g.clusters and g.clusters[n.cluster].backward)
+
+    seen: set[int] = set()
+    todo = [i for i, n in g.nodes.items() if backward(n)]
+    while todo:
+        for j in succ[todo.pop()]:
+            if j not in seen:
+                seen.add(j)
+                todo.append(j)
+    return {i for i in seen if not backward(g.nodes[i])}
+
+
 def coarsen(g: Graph, by: str, within: set[int] | None = None) -> Graph:
     """Group equations by source line, by function, or by forward/backward phase; with
     `within`, only the equations drawn directly inside those clusters, by line.
@@ -779,6 +799,7 @@ def coarsen(g: Graph, by: str, within: set[int] | None = None) -> Graph:
     """
     many = {kind: sum(n.kind == kind for n in g.nodes.values()) > 16
             for kind in ("input", "output")}
+    after = _after_backward(g)
 
     def key(n: Node):
         if n.kind in ("input", "output"):
@@ -787,7 +808,8 @@ def coarsen(g: Graph, by: str, within: set[int] | None = None) -> Graph:
         kinds = ("op", "call", "group") if by == "phase" else ("op",)
         if n.kind not in kinds or within is not None and n.cluster not in within:
             return None
-        phase = "backward" if n.backward else "forward"
+        phase = "backward" if n.backward else "after backward" if n.id in after \
+            else "forward"
         if by == "line":
             return (n.cluster, n.where or "?", phase)
         if by == "function":
@@ -810,8 +832,8 @@ def coarsen(g: Graph, by: str, within: set[int] | None = None) -> Graph:
         source = members[0].source if by == "line" else ""
         # a line's own text says more than its number, which stays in `where`
         title = (_short(source, 40) if source else where) or k[-1]
-        if where and k[-1] == "backward":
-            title += " · backward"
+        if where and k[-1] != "forward":
+            title += f" · {k[-1]}"
         return Node(0, "group", title,
                     detail=(equations(count), top + (f", +{more} more" if more > 0
                                                      else "")),
