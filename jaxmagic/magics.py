@@ -63,8 +63,8 @@ class JaxMagic(Magics):
 
     layout_timeout = Float(10.0, help="Seconds a graph layout may take before a coarser "
                            "view is drawn instead.").tag(config=True)
-    max_nodes = Int(400, help="Most nodes drawn one per equation; past it, equations are "
-                    "grouped by source line.").tag(config=True)
+    max_nodes = Int(400, help="Most nodes a graph draws; past it, a coarser view (the "
+                    "automatic depth, then grouped by function, then by pass).").tag(config=True)
     renderer = Enum(["auto", "dot", "wasm", "none"], "auto",
                     help="Graph layout: the system `dot`, in-process WebAssembly Graphviz, "
                     "or none (text and DOT source).").tag(config=True)
@@ -157,8 +157,9 @@ class JaxMagic(Magics):
         """Draw the jaxpr of a call: `%jaxpr f(x)`, or a cell whose final expression is a call.
 
         The cell runs as usual; its final call is traced (not executed) and drawn as a
-        graph: one node per equation, nested jaxprs (jit, scan, cond, while, custom_jvp/vjp,
-        remat, shard_map, named scopes) collapsed to one node unless expanded.
+        graph: one node per equation, grouped by the call it came from (functions, modules,
+        nested jaxprs, each call's backward pass), repeated calls folded (`layer ×16`),
+        opened as deep as the text stays legible at cell width (--depth auto).
         """
         __tracebackhide__ = True
         from .core.arguments import JitArgumentError, StaticArgumentError

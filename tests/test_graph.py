@@ -196,3 +196,69 @@ def test_escaping_in_dot(name):
     assert "<script" not in svg
     import xml.dom.minidom
     xml.dom.minidom.parseString(svg)  # the SVG is well-formed XML
+
+
+def test_phase_view_takes_in_collapsed_calls_and_stays_acyclic():
+    @jax.jit
+    def norm(x):
+        return x / jnp.linalg.norm(x)
+
+    def deep(ws, x):
+        for w in ws:
+            x = norm(jnp.tanh(x @ w))
+        return jnp.sum(x ** 2)
+
+    g = G.collapse(full(jax.grad(deep), [jnp.eye(4)] * 6, jnp.ones((2, 4))), depth=0)
+    assert sum(n.kind == "call" for n in g.nodes.values()) >= 12   # 6 forward, 6 backward
+    phase = G.coarsen(g, "phase")
+    groups = {n.title: n for n in phase.nodes.values() if n.kind not in ("input", "output")}
+    assert set(groups) == {"forward", "backward"}
+    assert groups["forward"].eqns and groups["backward"].eqns
+    fwd, bwd = groups["forward"].id, groups["backward"].id
+    assert any(e.src == fwd and e.dst == bwd for e in phase.edges)
+    assert not any(e.src == bwd and e.dst == fwd for e in phase.edges)
+
+
+def test_grouped_by_function_names_the_functions():
+    def loss(w, x):     # one line: the fine views drop its repeated location
+        return jnp.mean((jnp.sin(jnp.tanh(x @ w)) * 2.0 + 1.0) ** 2)
+
+    view = jaxmagic.trace(jax.grad(loss), jnp.ones((4, 4)), jnp.ones((2, 4)))
+    view = view.configure(max_nodes=6)      # past the budget for every finer view
+    g = view.graph
+    assert g.grouping == "function"
+    titles = sorted(n.title for n in g.nodes.values() if n.kind == "group")
+    assert titles == ["loss", "loss · backward"]
+
+
+def test_expand_opens_a_call_at_the_automatic_depth():
+    def block(x):           # forty sines side by side: too wide for the automatic depth
+        return [jnp.sin(x * i) for i in range(40)]
+
+    def f(x):
+        return jnp.stack(block(x))
+
+    view = jaxmagic.trace(f, jnp.ones(3))
+
+    def sines(v):
+        return sum(n.kind == "op" and n.primitive == "sin" for n in v.graph.nodes.values())
+
+    assert sines(view) < 40
+    assert sines(view.configure(expand=["block"])) == 40
+    assert sines(view.configure(depth=0, expand=["block"])) == 40
+
+
+def test_phase_view_of_a_train_step_puts_the_update_after_the_backward_pass():
+    def loss(w, x):
+        return jnp.sum(jnp.tanh(x @ w) ** 2)
+
+    def step(w, x):
+        return w - 0.1 * jax.grad(loss)(w, x)
+
+    phase = G.coarsen(G.collapse(full(step, jnp.ones((4, 4)), jnp.ones((2, 4))), depth=0),
+                      "phase")
+    order = {n.id: ["forward", "backward", "after backward"].index(n.title)
+             for n in phase.nodes.values() if n.kind == "group"}
+    assert sorted(order.values()) == [0, 1, 2]
+    assert all(order[e.src] <= order[e.dst] for e in phase.edges
+               if e.src in order and e.dst in order)      # no edge runs back: acyclic

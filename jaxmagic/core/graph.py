@@ -592,7 +592,8 @@ def collapse(g: Graph, depth: int | None = 0, expand: Iterable[str] = (),
                     where=c.where, source=c.source, cluster=c.parent,
                     count=c.num_equations,
                     collective=any(m.collective for m in members),
-                    backward=all(m.backward for m in members if m.kind == "op"),
+                    backward=c.backward or all(m.backward for m in members
+                                               if m.kind == "op"),
                     primitive=c.kind, signature=c.signature, eqns=_union(members))
 
     out = contract(g, rep, make)
@@ -775,6 +776,26 @@ def _outputs_reached(g: Graph) -> dict[int, int]:
 GROUPINGS = ("line", "function", "phase")
 
 
+def _after_backward(g: Graph) -> set[int]:
+    """Forward-pass nodes that use a backward pass's results (an optimizer's update in a
+    train step): grouped with the forward pass they would close a cycle."""
+    succ: dict[int, list[int]] = defaultdict(list)
+    for e in g.edges:
+        succ[e.src].append(e.dst)
+
+    def backward(n: Node) -> bool:
+        return n.backward or (n.cluster in g.clusters and g.clusters[n.cluster].backward)
+
+    seen: set[int] = set()
+    todo = [i for i, n in g.nodes.items() if backward(n)]
+    while todo:
+        for j in succ[todo.pop()]:
+            if j not in seen:
+                seen.add(j)
+                todo.append(j)
+    return {i for i in seen if not backward(g.nodes[i])}
+
+
 def coarsen(g: Graph, by: str, within: set[int] | None = None) -> Graph:
     """Group equations by source line, by function, or by forward/backward phase; with
     `within`, only the equations drawn directly inside those clusters, by line.
@@ -784,13 +805,17 @@ def coarsen(g: Graph, by: str, within: set[int] | None = None) -> Graph:
     """
     many = {kind: sum(n.kind == kind for n in g.nodes.values()) > 16
             for kind in ("input", "output")}
+    after = _after_backward(g)
 
     def key(n: Node):
         if n.kind in ("input", "output"):
             return (None, n.kind, n.title.split("[")[0]) if many[n.kind] else None
-        if n.kind != "op" or within is not None and n.cluster not in within:
+        # the phase view drops every cluster, so it takes calls and groups in too
+        kinds = ("op", "call", "group") if by == "phase" else ("op",)
+        if n.kind not in kinds or within is not None and n.cluster not in within:
             return None
-        phase = "backward" if n.backward else "forward"
+        phase = "backward" if n.backward else "after backward" if n.id in after \
+            else "forward"
         if by == "line":
             return (n.cluster, n.where or "?", phase)
         if by == "function":
@@ -801,20 +826,25 @@ def coarsen(g: Graph, by: str, within: set[int] | None = None) -> Graph:
         if k[1] in ("input", "output"):
             return Node(0, k[1], f"{k[2]} · {len(members)} leaves",
                         detail=(_shape_summary(members),))
-        prims = Counter(m.primitive for m in members)
+        prims: Counter = Counter()
+        for m in members:
+            if m.kind != "group":
+                prims[m.primitive if m.kind == "op" else m.title] += m.count if \
+                    m.kind == "op" else 1
         top = ", ".join(f"{p} ×{c}" if c > 1 else p for p, c in prims.most_common(3))
         more = len(prims) - 3
+        count = sum(m.count for m in members)
         where = k[1] if by != "phase" else ""
         source = members[0].source if by == "line" else ""
         # a line's own text says more than its number, which stays in `where`
         title = (_short(source, 40) if source else where) or k[-1]
-        if where and k[-1] == "backward":
-            title += " · backward"
+        if where and k[-1] != "forward":
+            title += f" · {k[-1]}"
         return Node(0, "group", title,
-                    detail=(equations(len(members)), top + (f", +{more} more" if more > 0
-                                                               else "")),
+                    detail=(equations(count), top + (f", +{more} more" if more > 0
+                                                     else "")),
                     where=where if source else "", source=source,
-                    cluster=k[0], count=len(members),
+                    cluster=k[0], count=count,
                     collective=any(m.collective for m in members),
                     backward=k[-1] == "backward", primitive="group", eqns=_union(members))
 

@@ -87,20 +87,27 @@ class JaxprView:
         """Repeats folded, many-leaf arguments as records: the same at every depth."""
         return G.records(G.lanes(G.fold(self.full)))
 
-    def _view(self, opened: set[int], by_line: frozenset[int] = frozenset()) -> G.Graph:
+    def _view(self, opened: set[int], by_line: frozenset[int] = frozenset(),
+              by: str | None = None) -> G.Graph:
         """The folded graph with `opened` clusters drawn open (those in `by_line` with
-        their own equations grouped by source line)."""
+        their own equations grouped by source line), coarsened `by` function or phase.
+        Coarsening comes before the drawing's touches (stubs, quieted locations), so
+        groups are named by the locations the touches hide."""
         g = G.collapse(self._folded, opened=opened)
         if self.group == "line":
             g = G.coarsen(g, "line")
         elif by_line:
             g = G.coarsen(g, "line", within=set(by_line))
+        if by is not None:
+            g = G.coarsen(g, by)
         return G.stubs(G.quiet_where(G.residuals(g)))
 
-    def _auto(self, width_pt: float, layouts: int = 2) -> G.Graph:
+    def _choose(self, width_pt: float, layouts: int = 2) -> tuple[set[int], frozenset[int]]:
         """The automatic depth within `width_pt`, laying out at most `layouts` trials."""
-        return self._view(*fit.choose(self._folded, self._view, width_pt, self._measure,
-                                      layouts))
+        return fit.choose(self._folded, self._view, width_pt, self._measure, layouts)
+
+    def _auto(self, width_pt: float, layouts: int = 2) -> G.Graph:
+        return self._view(*self._choose(width_pt, layouts))
 
     def _measure(self, g: G.Graph) -> fit.Size | None:
         """The real drawing's size, or None past 1 s; kept, as the chosen view is often
@@ -119,12 +126,17 @@ class JaxprView:
     def _levels(self):
         """(graph, retry): the views to try, finest first; `retry(width)` redoes an
         automatic view with a tighter width budget when the real layout came out wider."""
+        auto = None
         if self.depth != "auto":
             yield self._view(G.opened_at(self._folded, self.depth, self.expand)), None
-        auto = self._auto(fit.max_width_pt())
-        yield auto, self._auto
-        yield G.coarsen(auto, "function"), None
-        yield G.coarsen(auto, "phase"), None
+        elif self.expand:     # the automatic depth, and the calls named open too
+            auto = self._choose(fit.max_width_pt())
+            named = G.opened_at(self._folded, -1, self.expand)
+            yield self._view(auto[0] | named, auto[1] - named), None
+        auto = auto or self._choose(fit.max_width_pt())
+        yield self._view(*auto), self._auto
+        yield self._view(*auto, by="function"), None
+        yield self._view(*auto, by="phase"), None
 
     def _title(self, g: G.Graph) -> str:
         return f"{self.func_name} — {G.equations(self.num_equations)}"
@@ -162,7 +174,8 @@ class JaxprView:
                     d = self._layout(dot, self.layout_timeout)
                     small = _text_px(d.svg)
                 if small < fit.MIN_TEXT_PX and g.grouping != "phase":
-                    coarser = self.depth == "auto" or retry is None and \
+                    named = self.expand and retry is None     # `--expand`: drawn as asked
+                    coarser = self.depth == "auto" and not named or retry is None and \
                         g.grouping != "equation"
                     notes.append(f"text {small:.1f} px at {fit.CELL_PX} px wide"
                                  + ("; drawing a coarser view" if coarser else ""))
