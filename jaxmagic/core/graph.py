@@ -817,9 +817,9 @@ def coarsen(g: Graph, by: str, within: set[int] | None = None) -> Graph:
         phase = "backward" if n.backward else "after backward" if n.id in after \
             else "forward"
         if by == "line":
-            return (n.cluster, n.where or "?", phase)
+            return (n.cluster, n.where or NO_LINE, phase)
         if by == "function":
-            return (n.cluster, (n.where or "?").split(":")[0], phase)
+            return (n.cluster, (n.where or NO_LINE).split(":")[0], phase)
         return (None, phase)
 
     def make(k, members: list[Node]) -> Node:
@@ -854,6 +854,10 @@ def coarsen(g: Graph, by: str, within: set[int] | None = None) -> Graph:
         for n in out.nodes.values():
             n.cluster = None
     return out
+
+
+# equations no line of the user's code emitted (JAX's or a library's own helpers)
+NO_LINE = "library code"
 
 
 def _shape_summary(members: list[Node]) -> str:
