@@ -278,6 +278,10 @@ def test_equinox_filter_jit_holds_activation_static(sh):
     assert any("eqx.filter_jit" in n for n in view.notes)
     r = sh.run_line_magic("jit_compare", f"-o {FAST} pred(emlp, x)")
     assert r.results_match is True and r.unwrapped_jit
+    plan = sh.run_line_magic("shardviz", "--plan -o pred(emlp, x)")
+    paths = [lay.path for lay in plan.layouts]
+    assert "emlp.layers[0].weight" in paths and "x" in paths
+    assert not any("activation" in p for p in paths)      # held static, not an input
     unchanged(sh, snap)
 
 
@@ -332,6 +336,9 @@ def test_optax_update(sh):
     assert any(o.startswith("out[1][0].count") for o in graph_names(view, "output"))
     r = sh.run_line_magic("jit_compare", f"-o {FAST} tx.update(grads, opt_state, params)")
     assert r.results_match is True
+    plan = sh.run_line_magic("shardviz", "--plan -o jax.jit(tx.update)(grads, opt_state, params)")
+    paths = [lay.path for lay in plan.layouts]
+    assert "opt_state[0].mu['w']" in paths and "grads['w']" in paths
     unchanged(sh, snap)
 
 
