@@ -98,18 +98,17 @@ def test_a_named_pmap_axis_keeps_its_name():
 
 # ---- a static argument whose hash changes every time it is hashed -----------------------
 
-class Stamp:
-    """A static argument whose hash changes every time it is hashed."""
+def _stamp_class():
+    """The `Stamp` of the %jit_compare retrace tests: a static argument whose hash changes
+    every time it is hashed."""
+    from test_jit_compare import RETRACE
 
-    def __init__(self):
-        self.t = 0
+    namespace: dict = {}
+    exec(RETRACE, namespace)  # noqa: S102
+    return namespace["Stamp"]
 
-    def __hash__(self):
-        self.t += 1
-        return self.t
 
-    def __eq__(self, other):
-        return other is self
+Stamp = _stamp_class()
 
 
 # 0.9.0-0.10.2: jit's trace cache keys on a FlatTree whose hash leaves the static value
