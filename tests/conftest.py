@@ -53,3 +53,14 @@ def executed_notebooks(tmp_path_factory):
     from notebook_support import ExecutedNotebooks
 
     return ExecutedNotebooks(tmp_path_factory.mktemp("executed"))
+
+
+@pytest.fixture(scope="session")
+def transformer():
+    """benchmarks/transformer.py: the benchmarks' layered model (`make`, `model`, `block`)."""
+    import importlib
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
+    return importlib.import_module("transformer")

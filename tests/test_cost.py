@@ -196,19 +196,14 @@ def test_group_names_cannot_drive_a_terminal():
         assert "bell\\x07\\x1b[31m" in text and "\x07" not in text and "\x1b" not in text
 
 
-def test_jit_compare_hint_names_the_folded_call_tree():
+def test_jit_compare_hint_names_the_folded_call_tree(transformer):
     """A gradient of repeated layers: the hint names each layer series and pass."""
-    import sys
-    from pathlib import Path
-
     from jaxmagic.api import _costliest_groups
     from jaxmagic.core.target import BoundCall
     from jaxmagic.render.jit import JitComparison
 
-    sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
-    from bench_profile import make, model
-    params, x = make(4, d=32, t=16)
-    grad = jax.grad(model)
+    params, x = transformer.make(4, d=32, t=16)
+    grad = jax.grad(transformer.model)
     m = JitComparison(name="grad(model)(params, x)", speedup=0.5)
     m.costliest = _costliest_groups(BoundCall(grad, (params, x), {}, ["params", "x"], {},
                                               "grad(model)(params, x)"), m)

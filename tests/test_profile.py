@@ -1,5 +1,4 @@
 """`%jaxpr --profile`: real profiler runs on CPU, joined back to the user's equations."""
-import sys
 import tempfile
 import time
 
@@ -123,16 +122,10 @@ def test_profile_magic_draws_time_on_the_graph(ip):
     assert "device time per call" in view.text()
 
 
-def transformer_source():
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[1] / "benchmarks"))
-    from bench_profile import make, model
-    return make, model
-
-
 @pytest.mark.parametrize("layers", [4])
-def test_transformer_gradient_by_layer_and_pass(layers):
-    make, model = transformer_source()
-    params, x = make(layers)
+def test_transformer_gradient_by_layer_and_pass(layers, transformer):
+    model = transformer.model
+    params, x = transformer.make(layers)
     start = time.perf_counter()
     view = jaxmagic.profile(jax.grad(model), params, x)
     seconds = time.perf_counter() - start
