@@ -177,6 +177,12 @@ def is_traced_slice_error(exc: BaseException) -> bool:
 # jax._src.pjit up to 0.7, jax._src.interpreters.partial_eval in newer releases.
 CACHE_MISS_LOGGERS = ("jax._src.pjit", "jax._src.interpreters.partial_eval")
 
+# jaxlib 0.9's weakref_lru_cache, asked to explain a miss, walks its map while allocating
+# Python objects; a garbage collection in that walk can free entries under it and crash the
+# process (jax-ml/jax 5608120, "Possible fix for a crash seen in CI", in 0.10.0). While
+# explanations are on, the collector stays off on those releases.
+EXPLAINER_NEEDS_GC_OFF = (0, 9) <= JAX_VERSION[:2] < (0, 10)
+
 
 def jit_options(f: Any) -> tuple[Any, dict] | None:
     """(python function, static/donate options) of a `jax.jit`-wrapped function, else None.

@@ -136,3 +136,30 @@ def test_unstable_static_hash_card_says_what_happened(first, last, retraces):
         assert r.traces == 1 and "1 (no retrace)" in shown
         assert "fast path misses its cache on every call" in note and "no retrace" in note
         assert "never finds" not in shown
+
+
+# ---- JAX's cache-miss explainer and the garbage collector --------------------------------
+
+# 0.9.x: jaxlib's weakref_lru_cache walks its map while explaining a miss, and a collection
+# in that walk can crash the process (it did, in this suite); fixed in 0.10.0.
+EXPLAINER_GC = [((0, 7, 0), (0, 8, 3), True), ((0, 9, 0), (0, 9, 2), False),
+                ((0, 10, 0), NEWEST, True)]
+
+
+@pytest.mark.parametrize("first, last, collects", EXPLAINER_GC,
+                         ids=[f"{span(a, b)}: {'collector on' if c else 'collector off'}"
+                              for a, b, c in EXPLAINER_GC])
+def test_collector_while_jit_compare_traces(first, last, collects):
+    import gc
+
+    only_on(first, last)
+    seen = []
+
+    def f(x):
+        if isinstance(x, jax.core.Tracer):      # jit tracing it, with explanations on
+            seen.append(gc.isenabled())
+        return x * 2
+
+    jaxmagic.compare_jit(f, jnp.ones(3), number=1, repeat=1)
+    assert seen and all(s == collects for s in seen), seen
+    assert gc.isenabled(), "the collector is back on after the measurement"

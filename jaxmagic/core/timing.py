@@ -195,6 +195,8 @@ class _Capture:
             lg.addHandler(self.log)
             lg.propagate = False
         self.gc_was = gc.isenabled()
+        if _compat.EXPLAINER_NEEDS_GC_OFF:
+            gc.disable()
         self.explaining = True
         jax.config.update(self.FLAG, True)
         return self
