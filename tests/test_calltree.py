@@ -296,3 +296,100 @@ def test_a_list_of_per_layer_gradients_is_one_record():
     outs = [n for n in g.nodes.values() if n.kind == "output"]
     assert [n.title for n in outs] == ["out · 18 leaves"]
     assert set(outs[0].detail) == {"[i].w f32[8,8] ×6", "[i].b f32[8] ×6", "[i].s f32[8] ×6"}
+
+
+# ---- calls the user's code makes into a library -----------------------------------------
+
+TRAIN_STEP = '''
+import jax, jax.numpy as jnp, optax
+from flax import nnx
+
+class MLP(nnx.Module):
+    def __init__(self, rngs):
+        self.l1 = nnx.Linear(4, 8, rngs=rngs)
+        self.l2 = nnx.Linear(8, 2, rngs=rngs)
+
+    def __call__(self, x):
+        return self.l2(nnx.relu(self.l1(x)))
+
+model = MLP(nnx.Rngs(0))
+optimizer = nnx.Optimizer(model, optax.adamw(1e-3), wrt=nnx.Param)
+metrics = nnx.MultiMetric(loss=nnx.metrics.Average("loss"))
+x, y = jnp.ones((16, 4)), jnp.zeros((16, 2))
+
+def loss_fn(model, x, y):
+    return optax.l2_loss(model(x), y).mean()
+
+@nnx.jit
+def train_step(model, optimizer, metrics, x, y):
+    grad_fn = nnx.value_and_grad(loss_fn)
+    loss, grads = grad_fn(model, x, y)
+    metrics.update(loss=loss)
+    optimizer.update(model, grads)
+'''
+
+
+def _groups(g, parent_title):
+    """Titles of the groups directly inside the group titled `parent_title`."""
+    (parent,) = [c.id for c in g.clusters.values() if c.title == parent_title]
+    return {c.title for c in g.clusters.values() if c.parent == parent}
+
+
+def test_library_calls_in_a_train_step_are_groups_named_as_written(ip):
+    pytest.importorskip("flax.nnx")
+    pytest.importorskip("optax")
+    from conftest import run
+
+    ip.run_cell(TRAIN_STEP)
+    r, _ = run(ip, "%jaxpr -o train_step(model, optimizer, metrics, x, y)")
+    assert r.success, r.error_in_exec
+    g = r.result.full
+    assert _groups(g, "train_step") == {"loss_fn", "metrics.update", "optimizer.update"}
+    assert "optax.l2_loss" in _groups(g, "loss_fn")
+    # nnx.value_and_grad's wrapper calls loss_fn back: drawn as its inside, not a box
+    assert not any("grad_fn" in t or "value_and_grad" in t for t in titles(g))
+    # the backward pass is one chain of groups: no second `train_step · backward` inside
+    assert _groups(g, "train_step · backward") == {"loss_fn · backward"}
+    sqrt = [n for n in g.nodes.values() if n.primitive == "sqrt"]
+    inside = {g.clusters[n.cluster].title for n in sqrt}
+    assert inside == {"optimizer.update"}, inside       # Adam's update, in its group
+
+    drawn = r.result.graph         # the default view: these groups, legible
+    assert drawn.grouping == "equation"
+    calls = {n.title for n in drawn.nodes.values() if n.kind == "call"}
+    assert {"metrics.update", "optimizer.update"} <= calls | set(titles(drawn))
+    assert _text_px(r.result._drawn.svg) >= fit.MIN_TEXT_PX
+
+
+def test_optax_and_linen_calls_from_a_plain_function(ip):
+    pytest.importorskip("optax")
+    pytest.importorskip("flax.linen")
+    from conftest import run
+
+    ip.run_cell('''
+import flax.linen as lnn
+
+class Net(lnn.Module):
+    @lnn.compact
+    def __call__(self, x):
+        return lnn.Dense(2)(lnn.relu(lnn.Dense(8)(x)))
+
+net = Net()
+params = net.init(jax.random.key(0), jnp.ones((3, 4)))
+tx = optax.adam(1e-2)
+opt_state = tx.init(params)
+
+def loss(params, x):
+    return jnp.sum(net.apply(params, x) ** 2)
+
+def step(params, opt_state, x):
+    grads = jax.grad(loss)(params, x)
+    updates, opt_state = tx.update(grads, opt_state, params)
+    return optax.apply_updates(params, updates), opt_state
+''')
+    r, _ = run(ip, "%jaxpr -o step(params, opt_state, jnp.ones((3, 4)))")
+    assert r.success, r.error_in_exec
+    g = r.result.full
+    assert {"loss", "tx.update", "optax.apply_updates"} <= _groups(g, "step")
+    assert _groups(g, "loss") == {"Net"}        # Linen's apply calls Net back: no box
+    assert {"Dense_0", "Dense_1"} <= _groups(g, "Net")

@@ -5,13 +5,20 @@ opens one JAX name-stack scope per call instance of
   * a function defined in the user's code (a notebook cell or the user's own files, not
     site-packages, the standard library, JAX or jaxmagic), and
   * the `__call__` of a Flax NNX / Linen, Equinox or Haiku module (matched by the
-    libraries' public base classes, and only when the user has imported the library).
+    libraries' public base classes, and only when the user has imported the library), and
+  * a call the user's code makes into a library other than JAX and NumPy
+    (`optimizer.update(...)`, `optax.apply_updates(...)`, `einops.rearrange(...)`), so
+    the step it takes is one group named `Optimizer.update`, not loose equations. A
+    library call that calls back into the user's code (`nnx.value_and_grad(loss_fn)(...)`,
+    Linen's `model.apply`, Haiku's `apply`) is a wrapper: `wrappers` names it, and the
+    graph draws its inside in its place.
 Scopes are named `label #k` (the k-th call of `label` in its parent call), so every call
 instance is its own group; JAX adds `jvp`/`transpose`/`vmap` around them by itself.
 """
 from __future__ import annotations
 
 import functools
+import linecache
 import os
 import re
 import site
@@ -37,25 +44,50 @@ def parse(name: str) -> tuple[str, int] | None:
     return (m.group(1), int(m.group(2))) if m else None
 
 
-_LIBRARIES = ("jax", "jaxlib", "numpy", "flax", "equinox", "haiku", "optax")
+_CORE = ("jax", "jaxlib", "numpy")                  # their calls are the equations
+_LIBRARIES = _CORE + ("flax", "equinox", "haiku", "optax")
 
 
 def library_dirs() -> tuple[str, ...]:
     """Where installed code lives (site-packages, the standard library, jaxmagic, and the
     model libraries wherever they are): calls from there are not the user's."""
-    return _library_dirs(tuple(m for m in _LIBRARIES if m in sys.modules))
+    return _dirs(_site() + _stdlib() + _packages(_loaded(_LIBRARIES)))
 
 
-@functools.lru_cache(maxsize=8)
-def _library_dirs(loaded: tuple[str, ...]) -> tuple[str, ...]:
-    dirs = set(site.getsitepackages() + [site.getusersitepackages()])
-    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
-        dirs.add(sysconfig.get_path(key))
-    dirs.add(os.path.dirname(os.path.abspath(_compat.__file__)))
-    for mod in loaded:
-        file = getattr(sys.modules.get(mod), "__file__", None)
-        if file:
-            dirs.add(os.path.dirname(file))
+def core_dirs() -> tuple[str, ...]:
+    """JAX, NumPy and jaxmagic: a call into them is no step of its own (`jnp.sum` is its
+    equations), and neither is one into the standard library (`stdlib_dirs`)."""
+    return _dirs(_packages(_loaded(_CORE)))
+
+
+def stdlib_dirs() -> tuple[str, ...]:
+    return _dirs(_stdlib())
+
+
+@functools.cache
+def _site() -> tuple[str, ...]:
+    return (*site.getsitepackages(), site.getusersitepackages(),
+            sysconfig.get_path("purelib"), sysconfig.get_path("platlib"))
+
+
+@functools.cache
+def _stdlib() -> tuple[str, ...]:
+    return sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")
+
+
+def _loaded(names: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(m for m in names if m in sys.modules)
+
+
+@functools.lru_cache(maxsize=16)
+def _packages(loaded: tuple[str, ...]) -> tuple[str, ...]:
+    files = [os.path.abspath(_compat.__file__)] + \
+        [getattr(sys.modules[m], "__file__", None) or "" for m in loaded]
+    return tuple(os.path.dirname(f) for f in files if f)
+
+
+@functools.lru_cache(maxsize=16)
+def _dirs(dirs: tuple[str, ...]) -> tuple[str, ...]:
     paths = {os.path.abspath(d) for d in dirs if d} | {os.path.realpath(d) for d in dirs if d}
     return tuple(sorted(d + "/" for d in paths))
 
@@ -73,43 +105,78 @@ def _module_bases() -> tuple[type, ...]:
 _SKIP_FLAGS = 0x20 | 0x80 | 0x100 | 0x200    # generators and coroutines: no call/return pairs
 
 
+_USER, _LIBRARY, _CORE_CODE = 0, 1, 2
+
+
 class _Recorder:
     def __init__(self) -> None:
         self.library = library_dirs()
+        self.core = core_dirs()
+        self.site = _dirs(_site())
+        self.stdlib = stdlib_dirs()
         self.bases = _module_bases()
-        self.user_code: dict[Any, bool] = {}    # code object → defined in the user's code
+        self.kinds: dict[Any, int] = {}       # code object → _USER, _LIBRARY or _CORE_CODE
         self.open: dict[Any, tuple[Any, str]] = {}   # frame → (scope, label)
         self.stack: list[str] = []
+        self.from_library: list[bool] = []    # per open scope: a library call's
         self.counts: dict[tuple, int] = {}
+        self.wrappers: set[str] = set()       # library calls that called the user's code
 
-    def _is_user(self, code) -> bool:
-        found = self.user_code.get(code)
-        if found is None:
+    def _kind(self, code) -> int:
+        kind = self.kinds.get(code)
+        if kind is None:
             file = code.co_filename
             if code.co_name.startswith("<") or code.co_flags & _SKIP_FLAGS:
-                found = False
-            elif file.startswith("<"):
-                found = not file.startswith("<frozen")    # a cell, exec'd source
+                kind = _CORE_CODE
+            elif file.startswith("<"):      # a cell, exec'd source; not generated code
+                kind = _CORE_CODE if file.startswith(("<frozen", "<string>")) else _USER
             else:
-                found = not os.path.realpath(file).startswith(self.library)
-            self.user_code[code] = found
-        return found
+                path = os.path.realpath(file)
+                if not path.startswith(self.library):
+                    kind = _USER
+                elif path.startswith(self.core):
+                    kind = _CORE_CODE
+                elif path.startswith(self.site):    # a venv's site-packages is in its lib/
+                    kind = _LIBRARY
+                else:
+                    kind = _CORE_CODE if path.startswith(self.stdlib) else _LIBRARY
+            self.kinds[code] = kind
+        return kind
 
-    def _label(self, frame) -> str | None:
+    def _is_user(self, code) -> bool:
+        return self._kind(code) == _USER
+
+    def may_scope(self, code) -> bool:
+        """False for code that never starts a scope, whoever calls it."""
+        return code.co_name == "__call__" or self._kind(code) == _USER or \
+            self._kind(code) == _LIBRARY and not code.co_name.startswith("__")
+
+    def _label(self, frame) -> tuple[str, bool] | None:
+        """(label, whether it is a library call) of a call we record, else None."""
         code = frame.f_code
         if code.co_name == "__call__":
             this = frame.f_locals.get("self") if code.co_argcount else None
             if this is not None and (self.bases and isinstance(this, self.bases)
                                      or self._is_user(code)):
-                return type(this).__name__
+                return type(this).__name__, False
             return None
-        return code.co_name if self._is_user(code) else None
+        kind = self._kind(code)
+        if kind == _USER:
+            return code.co_name, False
+        if kind == _LIBRARY and not code.co_name.startswith("__") and \
+                frame.f_back is not None and self._is_user(frame.f_back.f_code):
+            return _library_label(frame), True
+        return None
 
     def enter(self, frame) -> bool:
-        """Open a scope if `frame` starts a call we record; False if it never will."""
-        label = self._label(frame)
-        if label is None:
+        """Open a scope if `frame` starts a call we record; False if this one does not."""
+        found = self._label(frame)
+        if found is None:
             return False
+        label, library = found
+        if not library:       # the user's code, called back by the library calls around it
+            self.wrappers.update(parse(n)[0] for n, lib in zip(self.stack, self.from_library)
+                                 if lib)
         key = (tuple(self.stack), label)
         k = self.counts.get(key, 0)
         self.counts[key] = k + 1
@@ -117,6 +184,7 @@ class _Recorder:
         scope.__enter__()
         self.open[frame] = (scope, label)
         self.stack.append(scope_name(label, k))
+        self.from_library.append(library)
         return True
 
     def leave(self, frame) -> None:
@@ -124,6 +192,7 @@ class _Recorder:
         if entry is not None:
             entry[0].__exit__(None, None, None)
             self.stack.pop()
+            self.from_library.pop()
 
     def close(self) -> None:
         while self.open:      # a call still open when recording stops (an exception)
@@ -138,6 +207,46 @@ class _Recorder:
             self.leave(frame)
 
 
+_CALLEE = re.compile(r"[A-Za-z_][\w.]*")
+
+
+def _library_label(frame) -> str:
+    """The callee as the user's line writes it (`optimizer.update`, `optax.apply_updates`;
+    a library often wraps its methods, so the function's own name can be a decorator's);
+    failing that, `Optimizer.update` for a method, else the function's qualified name."""
+    written = _written(frame.f_back)
+    if written:
+        return written
+    code = frame.f_code
+    this = frame.f_locals.get("self") if code.co_argcount else None
+    if this is not None:
+        return f"{type(this).__name__}.{code.co_name}"
+    qualname = getattr(code, "co_qualname", code.co_name)
+    return qualname.replace(".<locals>", "")
+
+
+@functools.lru_cache(maxsize=4096)
+def _written_at(code, lasti: int) -> str | None:
+    try:
+        line, end, col, _ = list(code.co_positions())[lasti // 2]
+    except (IndexError, ValueError):
+        return None
+    if line is None or col is None:
+        return None
+    text = linecache.getline(code.co_filename, line)[col:]
+    m = _CALLEE.match(text)
+    if not m or not text[m.end():].lstrip().startswith("("):
+        return None
+    name = m.group(0)
+    return name[len("self."):] if name.startswith("self.") else name
+
+
+def _written(caller) -> str | None:
+    """The callee's text at the caller's current call (Python 3.11+ keeps each
+    instruction's source columns)."""
+    return _written_at(caller.f_code, caller.f_lasti) if caller is not None else None
+
+
 @contextmanager
 def _monitoring(rec: _Recorder) -> Iterator[None]:
     """`sys.monitoring` (3.12+): code objects that never start a scope are switched off
@@ -148,10 +257,10 @@ def _monitoring(rec: _Recorder) -> Iterator[None]:
         yield
         return
     ev = mon.events
-    user_calls = set()      # code objects that may start a scope (user functions, __call__)
+    user_calls = set()      # code objects that may start a scope
 
     def start(code, offset):
-        if rec.enter(sys._getframe(1)) or code.co_name == "__call__":
+        if rec.enter(sys._getframe(1)) or rec.may_scope(code):
             user_calls.add(code)
             return None
         return mon.DISABLE
@@ -180,18 +289,19 @@ def _monitoring(rec: _Recorder) -> Iterator[None]:
 
 
 @contextmanager
-def recording() -> Iterator[None]:
-    """Name every user-function and module call traced inside the block (see module doc)."""
+def recording() -> Iterator[set[str]]:
+    """Name every call traced inside the block (see the module doc); yields the set that,
+    at the end, holds the labels of the library calls that were wrappers."""
     rec = _Recorder()
     try:
         if hasattr(sys, "monitoring"):
             with _monitoring(rec):
-                yield
+                yield rec.wrappers
         else:
             previous = sys.getprofile()
             sys.setprofile(rec.profile)
             try:
-                yield
+                yield rec.wrappers
             finally:
                 sys.setprofile(previous)
     finally:

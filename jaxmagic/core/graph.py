@@ -186,8 +186,19 @@ def _literal(atom: Any) -> str:
 
 # ---- build -------------------------------------------------------------------------
 
+def _unrepeated(names: tuple[str, ...]) -> tuple[str, ...]:
+    """A backward equation's scopes without the repeats a transpose adds: of the scope
+    around it (inside a jit), or of the whole stack down to it (`f/g/transpose(f)/g/…`)."""
+    for k in range(len(names) // 2, 1, -1):
+        if names[:k] == names[k:2 * k]:
+            names = names[k:]
+            break
+    return tuple(n for i, n in enumerate(names) if i == 0 or names[i - 1] != n)
+
+
 class _Builder:
-    def __init__(self) -> None:
+    def __init__(self, wrappers: frozenset[str] = frozenset()) -> None:
+        self.wrappers = wrappers      # library calls that called back: drawn as their inside
         self.nodes: dict[int, Node] = {}
         self.edges: list[Edge] = []
         self.clusters: dict[int, Cluster] = {}
@@ -235,8 +246,8 @@ class _Builder:
         for eqn in jaxpr.eqns:
             backward = _compat.is_backward(eqn)
             names = _compat.scope_names(eqn)
-            if backward:    # a transpose inside a jit can repeat the jit's own scope
-                names = tuple(n for i, n in enumerate(names) if i == 0 or names[i - 1] != n)
+            if backward:
+                names = _unrepeated(names)
             parent = self._scope_cluster(scopes, names, backward, level, alias)
             self.equation(eqn, env, parent, self._level_of(parent, level), backward)
 
@@ -250,7 +261,7 @@ class _Builder:
             if key not in scopes:
                 parent = scopes[(names[: k - 1], backward)]
                 call = calltree.parse(names[k - 1])
-                if call and k == 1 and call[0] == alias:
+                if call and (k == 1 and call[0] == alias or call[0] in self.wrappers):
                     scopes[key] = parent
                     continue
                 if call and self._named_for(parent, call[0]):
@@ -435,7 +446,7 @@ def _where_text(file: str, line: int, func: str) -> tuple[str, str]:
 
 def build(traced: Traced) -> Graph:
     """The full graph of a traced call: every equation a node, every nested jaxpr a cluster."""
-    b = _Builder()
+    b = _Builder(traced.wrappers)
     top = _compat.open_jaxpr(traced.jaxpr)
     env: dict = {}
     for v, name in zip(top.invars, traced.in_names):

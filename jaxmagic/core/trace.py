@@ -36,6 +36,7 @@ class Traced:
     static_argnames: tuple[str, ...]
     notes: list[str] = field(default_factory=list)   # what was held static, changed, ...
     partition: Partition | None = None
+    wrappers: frozenset[str] = frozenset()    # library calls drawn as their inside
 
 
 def _normalise(static_argnums, static_argnames, nargs: int):
@@ -77,10 +78,11 @@ def resolve(call: BoundCall, static_argnums=None, static_argnames=None):
 
 
 def _make_jaxpr(fn, args: tuple, kwargs: dict):
-    """The one place a jaxpr is made."""
+    """The one place a jaxpr is made: (closed jaxpr, output shapes, wrapper calls)."""
     __tracebackhide__ = True
-    with calltree.recording():       # which call of which function each equation came from
-        return jax.make_jaxpr(fn, return_shape=True)(*args, **kwargs)
+    with calltree.recording() as wrappers:   # which call of which function made each equation
+        closed, out_shape = jax.make_jaxpr(fn, return_shape=True)(*args, **kwargs)
+    return closed, out_shape, frozenset(wrappers)
 
 
 def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
@@ -91,7 +93,8 @@ def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
     part = Partition(info, set(nums), names, callee_name=call.func_src)
     pos, dyn_args, dyn_kwargs = part.inputs(bind_static=True)
     try:
-        closed, out_shape = _make_jaxpr(part.function(bind_static=True), dyn_args, dyn_kwargs)
+        closed, out_shape, wrappers = _make_jaxpr(part.function(bind_static=True),
+                                                  dyn_args, dyn_kwargs)
     except Exception as e:
         # a str or an int used as a size says which argument to mark static, instead of
         # JAX's error about our wrapper's arguments
@@ -107,7 +110,7 @@ def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
     else:
         out_names = _leaf_names("out", out_shape)
     return Traced(closed, in_names, out_names, title, call, nums, names,
-                  part.notes(title, kind), part)
+                  part.notes(title, kind), part, wrappers)
 
 
 def stage_text(traced: Traced, stage: str) -> str:
