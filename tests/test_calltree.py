@@ -161,6 +161,18 @@ def test_many_leaves_are_one_record_node():
     assert rec.detail[-1] == "+6 more"
 
 
+def test_an_argument_of_two_leaves_is_a_record_and_a_single_leaf_is_not():
+    def loss(w, batch):
+        return jnp.sum((batch["image"] @ w - batch["label"]) ** 2)
+
+    batch = {"image": jnp.ones((4, 3)), "label": jnp.zeros(4)}
+    g = jaxmagic.trace(loss, jnp.ones(3), batch).configure(depth=0).graph
+    inputs = {n.title: n for n in g.nodes.values() if n.kind == "input"}
+    assert set(inputs) == {"arg0", "arg1 · 2 leaves"}
+    assert inputs["arg1 · 2 leaves"].detail == ("image f32[4,3]", "label f32[4]")
+    assert inputs["arg0"].primitive != "record"
+
+
 def test_group_by_source_line_is_an_option():
     params, x = layers(4)
     view = jaxmagic.trace(jax.grad(model), params, x).configure(group="line")

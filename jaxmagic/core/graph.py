@@ -902,10 +902,12 @@ def _arguments(g: Graph, most: int) -> dict[int, str]:
     return {i: name(g.nodes[i], _ITEM) if a in split else a for i, a in arg.items()}
 
 
-def records(g: Graph, most: int = 2, rows: int = 6) -> Graph:
+def records(g: Graph, most: int = 1, rows: int = 6) -> Graph:
     """One record node per argument (or result, see `_arguments`) with more than `most`
-    leaves, listing each leaf's path and shape; a long list ends "+N more"."""
-    arg = _arguments(g, most)
+    leaves, listing each leaf's path and shape; a long list ends "+N more". (A row of
+    leaf ovals is what stretches a train step's graph past the cell: a model, its
+    optimizer, metrics, RNG streams and a batch of two arrays.)"""
+    arg = _arguments(g, 2)
     groups: dict[tuple[str, str], list[Node]] = defaultdict(list)
     for i, a in arg.items():
         groups[g.nodes[i].kind, a].append(g.nodes[i])

@@ -68,7 +68,7 @@ def _record(n: Node) -> str:
     return '"' + rows[0] + "\\n" + "".join(r + "\\l" for r in rows[1:]) + '"'
 
 
-_SHAPE = {"call": ", shape=box3d", "input": ", shape=ellipse", "output": ", shape=ellipse",
+_SHAPE = {"call": ", shape=box3d", "input": ", shape=box", "output": ", shape=box",
           "stub": f', shape=ellipse, style="filled,dashed", fontsize={STUB_PT}, height=0.2'}
 
 
