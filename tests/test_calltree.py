@@ -405,3 +405,55 @@ def step(params, opt_state, x):
     assert {"loss", "tx.update", "optax.apply_updates"} <= _groups(g, "step")
     assert _groups(g, "loss") == {"Net"}        # Linen's apply calls Net back: no box
     assert {"Dense_0", "Dense_1"} <= _groups(g, "Net")
+
+
+def test_equinox_train_step_groups_without_the_library_wrappers(ip):
+    pytest.importorskip("equinox")
+    pytest.importorskip("optax")
+    from conftest import run
+
+    # as Equinox's MNIST example writes it (docs/examples/mnist.ipynb)
+    ip.run_cell('''
+import equinox as eqx, optax
+
+class CNN(eqx.Module):
+    layers: list
+
+    def __init__(self, key):
+        k1, k2 = jax.random.split(key)
+        self.layers = [eqx.nn.Conv2d(1, 3, kernel_size=4, key=k1),
+                       eqx.nn.MaxPool2d(kernel_size=2), jax.nn.relu, jnp.ravel,
+                       eqx.nn.Linear(432, 10, key=k2), jax.nn.log_softmax]
+
+    def __call__(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+def loss(model, x, y):
+    pred_y = jax.vmap(model)(x)
+    return -jnp.mean(jnp.take_along_axis(pred_y, jnp.expand_dims(y, 1), axis=1))
+
+loss = eqx.filter_jit(loss)
+model = CNN(jax.random.key(0))
+optim = optax.adamw(3e-4)
+opt_state = optim.init(eqx.filter(model, eqx.is_array))
+
+@eqx.filter_jit
+def make_step(model, opt_state, x, y):
+    loss_value, grads = eqx.filter_value_and_grad(loss)(model, x, y)
+    updates, opt_state = optim.update(
+        grads, opt_state, eqx.filter(model, eqx.is_array)
+    )
+    model = eqx.apply_updates(model, updates)
+    return model, opt_state, loss_value
+''')
+    r, _ = run(ip, "%jaxpr -o make_step(model, opt_state, jnp.ones((4, 1, 16, 16)), "
+                   "jnp.zeros(4, int))")
+    assert r.success, r.error_in_exec
+    g = r.result.full
+    assert _groups(g, "make_step") == {"jit: loss", "optim.update", "eqx.apply_updates"}
+    assert not any(t.startswith(("_", "BoundMethod")) for t in titles(g)), titles(g)
+    pools = [c for c in g.clusters.values() if c.title.startswith("MaxPool2d")]
+    assert len(pools) == 2      # forward and backward, not a MaxPool2d inside a MaxPool2d
+    assert all(g.clusters[c.parent].title.startswith("CNN") for c in pools)

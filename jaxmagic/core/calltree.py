@@ -106,6 +106,9 @@ _SKIP_FLAGS = 0x20 | 0x80 | 0x100 | 0x200    # generators and coroutines: no cal
 
 
 _USER, _LIBRARY, _CORE_CODE = 0, 1, 2
+# Code "from a file" named <...> is the user's only at a prompt; the rest is generated
+# (dataclasses' "<string>", Equinox's "<generated_flatten_CNN>", "<frozen ...>").
+_PROMPTS = ("<ipython-input-", "<stdin>", "<console>")
 
 
 class _Recorder:
@@ -119,6 +122,7 @@ class _Recorder:
         self.open: dict[Any, tuple[Any, str]] = {}   # frame → (scope, label)
         self.stack: list[str] = []
         self.from_library: list[bool] = []    # per open scope: a library call's
+        self.modules: list[int | None] = []   # per open scope: id of the module called
         self.counts: dict[tuple, int] = {}
         self.wrappers: set[str] = set()       # library calls that called the user's code
 
@@ -128,8 +132,8 @@ class _Recorder:
             file = code.co_filename
             if code.co_name.startswith("<") or code.co_flags & _SKIP_FLAGS:
                 kind = _CORE_CODE
-            elif file.startswith("<"):      # a cell, exec'd source; not generated code
-                kind = _CORE_CODE if file.startswith(("<frozen", "<string>")) else _USER
+            elif file.startswith("<"):      # a cell or a prompt; not generated code
+                kind = _USER if file.startswith(_PROMPTS) else _CORE_CODE
             else:
                 path = os.path.realpath(file)
                 if not path.startswith(self.library):
@@ -156,16 +160,20 @@ class _Recorder:
         code = frame.f_code
         if code.co_name == "__call__":
             this = frame.f_locals.get("self") if code.co_argcount else None
-            if this is not None and (self.bases and isinstance(this, self.bases)
-                                     or self._is_user(code)):
-                return type(this).__name__, False
+            if this is None or self.modules and self.modules[-1] in (
+                    id(this), id(getattr(this, "__self__", None))):
+                return None       # super().__call__, or a bound method of the same module
+            if self.bases and isinstance(this, self.bases) or self._is_user(code):
+                # a library's own module (Equinox's _JitWrapper) may be a wrapper
+                return type(this).__name__, self._kind(code) == _LIBRARY
             return None
         kind = self._kind(code)
         if kind == _USER:
             return code.co_name, False
         if kind == _LIBRARY and not code.co_name.startswith("__") and \
-                frame.f_back is not None and self._is_user(frame.f_back.f_code):
-            return _library_label(frame), True
+                frame.f_back is not None and self._is_user(frame.f_back.f_code) and \
+                not (self.bases and isinstance(_receiver(frame), self.bases)):
+            return _library_label(frame), True      # (a module's call is its own scope)
         return None
 
     def enter(self, frame) -> bool:
@@ -183,6 +191,8 @@ class _Recorder:
         scope = _compat.name_scope(scope_name(label, k))
         scope.__enter__()
         self.open[frame] = (scope, label)
+        self.modules.append(id(frame.f_locals["self"]) if frame.f_code.co_name == "__call__"
+                            else None)
         self.stack.append(scope_name(label, k))
         self.from_library.append(library)
         return True
@@ -193,6 +203,7 @@ class _Recorder:
             entry[0].__exit__(None, None, None)
             self.stack.pop()
             self.from_library.pop()
+            self.modules.pop()
 
     def close(self) -> None:
         while self.open:      # a call still open when recording stops (an exception)
@@ -208,6 +219,18 @@ class _Recorder:
 
 
 _CALLEE = re.compile(r"[A-Za-z_][\w.]*")
+
+
+def _receiver(frame) -> Any:
+    """The object a method was called on: its `self`, or the first of its `*args` (Linen
+    wraps module methods in `wrapped_module_method(*args, **kwargs)`)."""
+    code, local = frame.f_code, frame.f_locals
+    if code.co_argcount:
+        return local.get("self") if code.co_varnames[0] == "self" else None
+    if code.co_flags & 0x04:      # CO_VARARGS
+        args = local.get(code.co_varnames[code.co_kwonlyargcount])
+        return args[0] if isinstance(args, tuple) and args else None
+    return None
 
 
 def _library_label(frame) -> str:

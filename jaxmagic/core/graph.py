@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import _compat
 from . import calltree
+from .libraries import equinox
 from .trace import Traced
 
 COLLECTIVES = frozenset({
@@ -186,6 +187,12 @@ def _literal(atom: Any) -> str:
 
 # ---- build -------------------------------------------------------------------------
 
+def _beside_a_call(names: tuple[str, ...], i: int) -> bool:
+    """names[i] is an Equinox layer's own scope next to the call tree's group for the call."""
+    return equinox.is_layer_scope(names[i]) and any(
+        0 <= j < len(names) and calltree.parse(names[j]) for j in (i - 1, i + 1))
+
+
 def _unrepeated(names: tuple[str, ...]) -> tuple[str, ...]:
     """A backward equation's scopes without the repeats a transpose adds: of the scope
     around it (inside a jit), or of the whole stack down to it (`f/g/transpose(f)/g/…`)."""
@@ -261,7 +268,8 @@ class _Builder:
             if key not in scopes:
                 parent = scopes[(names[: k - 1], backward)]
                 call = calltree.parse(names[k - 1])
-                if call and (k == 1 and call[0] == alias or call[0] in self.wrappers):
+                if call and (k == 1 and call[0] == alias or call[0] in self.wrappers) or \
+                        not call and _beside_a_call(names, k - 1):
                     scopes[key] = parent
                     continue
                 if call and self._named_for(parent, call[0]):

@@ -1,4 +1,5 @@
-"""Equinox: `eqx.filter_jit` wrappers. Modules are pytrees and need nothing special."""
+"""Equinox: `eqx.filter_jit` wrappers, and the name scopes its layers open. Modules are
+pytrees and need nothing special."""
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -9,3 +10,9 @@ def unwrap_jit(f: Any) -> Callable | None:
     if type(f).__name__ == "_JitWrapper" and type(f).__module__.startswith("equinox"):
         return getattr(f, "__wrapped__", None)
     return None
+
+
+def is_layer_scope(name: str) -> bool:
+    """Equinox's own `named_scope("eqx.nn.Conv")` around a layer's `__call__` (and its base
+    class's, for `super().__call__`): the call tree's `Conv2d` group already stands for it."""
+    return name.startswith("eqx.nn.")
