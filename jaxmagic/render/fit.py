@@ -138,7 +138,8 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None,
     breadth first, biggest first, each opened only while the drawing of
     `draw(opened, by_line)` stays within `width_pt` and the rank budget. A call whose
     inside is too big opens with its equations grouped by line, and its calls closed,
-    rather than stay one box (a repeated transformer layer shows its five lines).
+    rather than stay one box (a repeated transformer layer shows its five lines), unless
+    they all come from one line.
 
     The estimate decides clear cases; `measure(graph) -> Size | None` (a real layout)
     decides at most `layouts` close ones (estimate within 25% of the budget), where the
@@ -150,6 +151,9 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None,
     for c in folded.clusters.values():
         children[c.parent].append(c.id)
     frontier = [c for p in [None, *opened] for c in children[p] if c not in opened]
+    lines: dict[int, set[str]] = defaultdict(set)     # a call's own equations' lines:
+    for n in folded.nodes.values():                   # one line (a library call's, all
+        lines[n.cluster].add(n.where)                 # at the user's line) says nothing
     budget = [layouts]
 
     def fit_(trial: set[int], lined: frozenset[int]) -> bool:
@@ -168,6 +172,6 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None,
         if fit_(opened | {c}, by_line):
             opened = opened | {c}
             frontier += children[c]
-        elif fit_(opened | {c}, by_line | {c}):
+        elif len(lines[c]) > 1 and fit_(opened | {c}, by_line | {c}):
             opened, by_line = opened | {c}, by_line | {c}
     return opened, by_line
