@@ -111,7 +111,8 @@ def test_ctrl_c_during_layout(ip, tangled, engine, default_sigint):
     assert r.success, r.error_in_exec
     # at once, not at the budget: dot is killed; the wasm layout runs in a worker thread
     # and is trapped (Python cannot interrupt a thread inside wasm)
-    assert took < 3, f"Ctrl-C took {took:.1f} s to stop the layout"
+    shown = [o.data.get("text/plain", "")[-400:] for o in cap.outputs]
+    assert took < 3, f"Ctrl-C took {took:.1f} s to stop the layout; shown: {shown}"
     (out,) = [o.data for o in cap.outputs]
     assert "layout interrupted (Ctrl-C)" in out["text/plain"]
     assert not before.diff(GlobalState.take(ip))

@@ -150,10 +150,11 @@ class _Wasm:
         on KeyboardInterrupt traps the layout at once (instead of at the time budget)."""
         with self._lock:
             out: dict = {}
+            interrupted = threading.Event()
 
             def work() -> None:
                 try:
-                    out["svg"] = self._render(dot, timeout)
+                    out["svg"] = self._render(dot, timeout, interrupted)
                 except BaseException as e:      # handed to the caller's thread
                     out["error"] = e
 
@@ -163,6 +164,7 @@ class _Wasm:
                 while worker.is_alive():
                     worker.join(0.05)
             except KeyboardInterrupt:
+                interrupted.set()
                 self.engine.increment_epoch()   # the running layout traps at its next check
                 worker.join()
                 self.session = None
@@ -171,12 +173,14 @@ class _Wasm:
                 raise out["error"]
             return out["svg"]
 
-    def _render(self, dot: str, timeout: float) -> bytes:
+    def _render(self, dot: str, timeout: float, interrupted: threading.Event) -> bytes:
         """One layout in this instance (called by `render`, which holds the lock)."""
         if self.session is None:
             self.session = self._session()
         store, ex = self.session
         store.set_epoch_deadline(1)
+        if interrupted.is_set():    # Ctrl-C came before the deadline: the epoch it moved
+            return b""              # is behind this layout, which would run to its budget
         timer = threading.Timer(timeout, self.engine.increment_epoch)
         timer.daemon = True
         timer.start()
