@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from .. import _compat
+from .errors import is_cell
 
 _MODULE_BASES = (("flax.nnx", "Module"), ("flax.linen", "Module"),
                  ("equinox", "Module"), ("haiku", "Module"))
@@ -106,9 +107,9 @@ _SKIP_FLAGS = 0x20 | 0x80 | 0x100 | 0x200    # generators and coroutines: no cal
 
 
 _USER, _LIBRARY, _CORE_CODE = 0, 1, 2
-# Code "from a file" named <...> is the user's only at a prompt; the rest is generated
-# (dataclasses' "<string>", Equinox's "<generated_flatten_CNN>", "<frozen ...>").
-_PROMPTS = ("<ipython-input-", "<stdin>", "<console>")
+# Code "from a file" named <...> is the user's only in a cell or at a prompt; the rest is
+# generated (dataclasses' "<string>", Equinox's "<generated_flatten_CNN>", "<frozen ...>").
+_PROMPTS = ("<stdin>", "<console>")
 
 
 class _Recorder:
@@ -133,7 +134,7 @@ class _Recorder:
             if code.co_name.startswith("<") or code.co_flags & _SKIP_FLAGS:
                 kind = _CORE_CODE
             elif file.startswith("<"):      # a cell or a prompt; not generated code
-                kind = _USER if file.startswith(_PROMPTS) else _CORE_CODE
+                kind = _USER if is_cell(file) or file in _PROMPTS else _CORE_CODE
             else:
                 path = os.path.realpath(file)
                 if not path.startswith(self.library):
