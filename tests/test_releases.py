@@ -26,6 +26,12 @@ def span(first, last) -> str:
     return f"{release(first)}-{release(last)}"
 
 
+def per_range(names: str, table, say):
+    """Parametrize over a table of (first, last, value) rows, each id naming its range."""
+    return pytest.mark.parametrize(names, table,
+                                   ids=[f"{span(a, b)}: {say(v)}" for a, b, v in table])
+
+
 def only_on(first, last):
     """Skip unless the running JAX is in first..last (inclusive)."""
     v = _compat.JAX_VERSION
@@ -35,8 +41,7 @@ def only_on(first, last):
 
 # ---- x[i:j] with traced bounds: JX206 from each release's IndexError text ---------------
 
-@pytest.mark.parametrize("first, last, text", _compat.TRACED_SLICE_TEXTS,
-                         ids=[f"{span(a, b)}: {t!r}" for a, b, t in _compat.TRACED_SLICE_TEXTS])
+@per_range("first, last, text", _compat.TRACED_SLICE_TEXTS, repr)
 def test_traced_slice_is_jx206(first, last, text):
     only_on(first, last)
 
@@ -117,9 +122,7 @@ RETRACES = [((0, 7, 0), (0, 8, 3), True), ((0, 9, 0), (0, 10, 2), False),
             ((0, 11, 0), NEWEST, True)]
 
 
-@pytest.mark.parametrize("first, last, retraces", RETRACES,
-                         ids=[f"{span(a, b)}: {'retraces' if r else 'no retrace'}"
-                              for a, b, r in RETRACES])
+@per_range("first, last, retraces", RETRACES, lambda r: "retraces" if r else "no retrace")
 def test_unstable_static_hash_card_says_what_happened(first, last, retraces):
     only_on(first, last)
     r = jaxmagic.compare_jit(lambda x, s: x * 2, jnp.ones(3), Stamp(), static_argnums=1,
@@ -146,9 +149,8 @@ EXPLAINER_GC = [((0, 7, 0), (0, 8, 3), True), ((0, 9, 0), (0, 9, 2), False),
                 ((0, 10, 0), NEWEST, True)]
 
 
-@pytest.mark.parametrize("first, last, collects", EXPLAINER_GC,
-                         ids=[f"{span(a, b)}: {'collector on' if c else 'collector off'}"
-                              for a, b, c in EXPLAINER_GC])
+@per_range("first, last, collects", EXPLAINER_GC,
+           lambda c: "collector on" if c else "collector off")
 def test_collector_while_jit_compare_traces(first, last, collects):
     import gc
 
