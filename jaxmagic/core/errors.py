@@ -4,6 +4,7 @@ JAX names the `def` line of a traced function; the user needs the line that fail
 """
 from __future__ import annotations
 
+import ast
 import linecache
 import os
 import sysconfig
@@ -70,7 +71,34 @@ def user_frame(exc: BaseException) -> UserFrame | None:
     if not found:
         return None
     filename, lineno, func = found
-    return UserFrame(filename, lineno, func, linecache.getline(filename, lineno).strip())
+    return UserFrame(filename, lineno, func, as_typed(linecache.getline(filename, lineno)).strip())
+
+
+_MAGIC_CALLS = {"run_line_magic": "%", "run_cell_magic": "%%"}
+
+
+def as_typed(line: str) -> str:
+    """A cell line as the user typed it: IPython runs `r = %jaxpr -o f(x)` as
+    `r = get_ipython().run_line_magic('jaxpr', '-o f(x)')`, and that is what a traceback's
+    line reads. Other lines are returned unchanged."""
+    if "get_ipython()." not in line:
+        return line
+    indent = line[:len(line) - len(line.lstrip())]
+    try:
+        stmt = ast.parse(line.strip()).body[0]
+    except (SyntaxError, IndexError):
+        return line
+    call = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr in _MAGIC_CALLS and len(call.args) >= 2
+            and all(isinstance(a, ast.Constant) and isinstance(a.value, str)
+                    for a in call.args[:2])):
+        return line
+    name, rest = call.args[0].value, call.args[1].value
+    typed = f"{_MAGIC_CALLS[call.func.attr]}{name} {rest}".rstrip()
+    if isinstance(stmt, ast.Assign):
+        typed = " = ".join(ast.unparse(t) for t in stmt.targets) + " = " + typed
+    return indent + typed + ("\n" if line.endswith("\n") else "")
 
 
 def user_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:
@@ -91,5 +119,5 @@ def is_jax_error(exc: BaseException) -> bool:
     return False
 
 
-__all__ = ["UserFrame", "user_frame", "user_traceback", "is_cell", "is_user_file",
+__all__ = ["UserFrame", "as_typed", "user_frame", "user_traceback", "is_cell", "is_user_file",
            "is_jax_error"]

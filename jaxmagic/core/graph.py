@@ -386,8 +386,7 @@ class _Builder:
             ienv = self._inner(br, list(eqn.invars[1:]), env, b, level + 1)
             self.edge(index, next(iter(self._first_nodes(b))), "")
             for o in _compat.open_jaxpr(br).outvars:
-                if not _compat.is_literal(o) and ienv.get(o) is not None:
-                    self.edge(ienv[o], merge, aval_str(o.aval))
+                self._result(o, ienv, merge, aval_str(o.aval))
         for v in eqn.outvars:
             env[v] = merge
 
@@ -406,13 +405,19 @@ class _Builder:
         benv = self._inner(p["body_jaxpr"], bconsts + init, env, bb, level + 1,
                            ["const"] * nb + ["carry"] * len(init))
         for o in _compat.open_jaxpr(p["cond_jaxpr"]).outvars:
-            if not _compat.is_literal(o) and cenv.get(o) is not None:
-                self.edge(cenv[o], merge, "continue?")
+            self._result(o, cenv, merge, "continue?")
         for o in _compat.open_jaxpr(p["body_jaxpr"]).outvars:
-            if not _compat.is_literal(o) and benv.get(o) is not None:
-                self.edge(benv[o], merge, aval_str(o.aval))
+            self._result(o, benv, merge, aval_str(o.aval))
         for v in eqn.outvars:
             env[v] = merge
+
+    def _result(self, out: Any, ienv: dict, dst: int, label: str) -> None:
+        """An edge from the node producing a nested jaxpr's result `out`, if a node does:
+        a literal, or an input bound to a Python constant (`cond(p, f, g, x, -0.1)`),
+        has none."""
+        src = None if _compat.is_literal(out) else ienv.get(out)
+        if src is not None and not _compat.is_literal(src):
+            self.edge(src, dst, label)
 
     def _first_nodes(self, cluster: int) -> list[int]:
         inside = [n.id for n in self.nodes.values() if n.cluster == cluster]

@@ -206,6 +206,8 @@ class JitComparison(JitMeasurement):
             out.append(("bad", f"leaf {d.path} ({d.dtype}{list(d.shape)}): {detail}"))
         if len(bad) > 6:
             out.append(("bad", f"... and {len(bad) - 6} more differing leaves"))
+        for d in [d for d in self.leaves if d.skipped][:3]:
+            out.append(("hint", f"leaf {d.path} ({d.dtype}) not compared: {d.skipped}"))
         for h in self.hints:
             out.append(("hint", f"likely cause: {h}"))
         if self.costliest:

@@ -15,7 +15,7 @@ import types
 from typing import Callable
 
 from ... import _compat
-from ..errors import is_cell, is_user_file
+from ..errors import as_typed, is_cell, is_user_file
 from .jaxapi import _LAX_BINARY
 from .model import RULES, Finding
 from .static import analyze
@@ -290,7 +290,7 @@ def explain(exc: BaseException, src: str | None = None, *, label: Callable[[str]
         message, fix, rewrite = _specific(rule, facts, message, fix, line, exc)
     where_txt = _where(filename, lineno, label)
     return Finding(rule=rule, severity=RULES[rule].severity, line=lineno, message=message,
-                   fix=fix, col=col, end_col=end_col, source=line, rewrite=rewrite,
+                   fix=fix, col=col, end_col=end_col, source=as_typed(line), rewrite=rewrite,
                    fix_line=fix_line, origin="runtime", filename=filename or None,
                    where=where_txt, error=err_name,
                    detail={**detail, "exception": _first_line(exc)})

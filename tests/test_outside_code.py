@@ -1,0 +1,71 @@
+"""Issue 18's reproductions: what stopped a user on code nobody here wrote (Flax's examples,
+JAX's sharding docs, Equinox and Diffrax), each in a real shell on real JAX objects."""
+import jax.numpy as jnp
+import pytest
+from conftest import run
+
+from jaxmagic.core.errors import as_typed
+from jaxmagic.core.timing import compare_outputs
+
+
+def _text(cap) -> str:
+    return cap.stdout + "".join(o.data.get("text/plain", "") for o in cap.outputs)
+
+
+def test_typed_prng_keys_in_results_are_compared_by_key_data(ip):
+    ip.run_cell("@jax.jit\n"
+                "def step(key, x):\n"
+                "    key, sub = jax.random.split(key)\n"
+                "    return key, x + jax.random.normal(sub, x.shape)\n")
+    res, cap = run(ip, "r = %jit_compare -o --budget 0.1 step(jax.random.key(0), jnp.ones(3))")
+    assert res.error_in_exec is None, cap.stderr
+    r = ip.user_ns["r"]
+    assert r.results_match is True
+    assert [d.dtype for d in r.leaves][0] == "uint32"       # the key, as its key data
+
+
+def test_a_leaf_that_cannot_be_compared_is_named_not_raised():
+    class Opaque:                 # a leaf with a dtype NumPy cannot hold
+        dtype = jnp.float32
+        shape = (2,)
+
+        def __array__(self, *a, **k):
+            raise TypeError("no host form")
+
+    ok, _, _, leaves = compare_outputs([Opaque(), jnp.ones(2)], [Opaque(), jnp.ones(2)])
+    assert ok
+    assert leaves[0].skipped.startswith("TypeError: no host form")
+    assert leaves[1].skipped == "" and leaves[1].ok
+
+
+def test_python_constant_operand_of_cond_draws(ip):
+    ip.run_cell("from jax import lax\n"
+                "def pick(t):\n"
+                "    return lax.cond(t > 0, lambda a, b: a, lambda a, b: b, t, -0.1)\n")
+    res, cap = run(ip, "v = %jaxpr -o --format text pick(jnp.float32(1.0))")
+    assert res.error_in_exec is None, cap.stderr
+    text = ip.user_ns["v"].text()
+    assert "cond (2 branches)" in text and "merge" in text
+
+
+@pytest.mark.parametrize("cell, shown", [
+    ("%jaxpr f(jnp.arange(6.).reshape(4, 4))", "%jaxpr f(jnp.arange(6.).reshape(4, 4))"),
+    ("x = 1\n%jit_compare f(jnp.arange(6.).reshape(4, 4))",
+     "%jit_compare f(jnp.arange(6.).reshape(4, 4))"),
+])
+def test_error_cards_quote_the_line_as_typed(ip, cell, shown):
+    ip.run_cell("def f(x):\n    return x\n")
+    _, cap = run(ip, cell)
+    text = _text(cap)
+    assert shown in text
+    assert "run_line_magic" not in text.split("Traceback")[0]
+
+
+def test_as_typed_inverts_ipythons_rewrite():
+    assert as_typed("r = get_ipython().run_line_magic('jaxpr', '-o f(x)')") == \
+        "r = %jaxpr -o f(x)"
+    assert as_typed("    get_ipython().run_line_magic('devices', '')\n") == "    %devices\n"
+    assert as_typed("get_ipython().run_cell_magic('jaxpr', '--depth 2', 'f(x)\\n')") == \
+        "%%jaxpr --depth 2"
+    assert as_typed("y = f(x)  # get_ipython(). in a comment") == \
+        "y = f(x)  # get_ipython(). in a comment"
