@@ -69,3 +69,23 @@ def test_as_typed_inverts_ipythons_rewrite():
         "%%jaxpr --depth 2"
     assert as_typed("y = f(x)  # get_ipython(). in a comment") == \
         "y = f(x)  # get_ipython(). in a comment"
+
+
+def test_a_global_only_printed_is_no_stale_capture():
+    """JAX's docs/parallel.md: `add_arrays` prints jax.typeof(result) while tracing; a
+    later `result = ...` changes nothing the compiled function computes."""
+    from jaxmagic import check_source
+    src = ("import jax\n"
+           "arg0 = jax.numpy.ones((4, 1))\n"
+           "result = arg0 + 1\n"
+           "scale = 2.0\n"
+           "@jax.jit\n"
+           "def add_arrays(x, y):\n"
+           "  print(f'{jax.typeof(result)=!s}')\n"
+           "  jax.debug.print('{}', result)\n"
+           "  return x + y * scale\n"
+           "add_arrays(arg0, arg0)\n"
+           "result = 3\n"
+           "scale = 3.0\n")
+    stale = [(f.line, f.message.split("`")[1]) for f in check_source(src) if f.rule == "JX304"]
+    assert stale == [(12, "scale")]

@@ -46,6 +46,8 @@ _TREE_LAX = {"psum", "pmean", "pmax", "pmin", "all_gather", "ppermute", "all_to_
              "psum_scatter", "stop_gradient", "optimization_barrier", "pbroadcast",
              "pshuffle", "pvary"}
 
+_PRINTS = {"builtins.print", "jax.debug.print"}
+
 
 class Calls:
     """Mixin of `Analyzer`: the value of a call, and the rules that look at calls."""
@@ -58,8 +60,15 @@ class Calls:
         if q is None and type(func) is ast.Name and func.id in _BUILTINS and \
                 self._lookup(func.id, ctx) is UNKNOWN:
             q = "builtins." + func.id
-        args = [self.ev(a, ctx) for a in node.args]
-        kwargs = {k.arg: self.ev(k.value, ctx) for k in node.keywords}
+        if q in _PRINTS and ctx.fn is not None:
+            # a global that is only printed does not make the computation stale (JX304)
+            reads = dict(ctx.fn.global_reads)
+            try:
+                return self._known_call(node, q, *self._arguments(node, ctx), ctx)
+            finally:
+                ctx.fn.global_reads.clear()
+                ctx.fn.global_reads.update(reads)
+        args, kwargs = self._arguments(node, ctx)
         if q is not None:
             return self._known_call(node, q, args, kwargs, ctx)
         # methods and user functions
@@ -84,6 +93,10 @@ class Calls:
             if inner == "jax.grad" and args and args[0].kind == "jax":
                 return _jax(traced=ctx.traced)     # the gradient has the argument's kind
         return _derived(ctx.traced and any(_traced(a) for a in args))
+
+    def _arguments(self, node: ast.Call, ctx: _Ctx) -> tuple[list[AV], dict[str, AV]]:
+        return ([self.ev(a, ctx) for a in node.args],
+                {k.arg: self.ev(k.value, ctx) for k in node.keywords})
 
     def _known_call(self, node, q: str, args, kwargs, ctx: _Ctx) -> AV:
         lib = kind_of_call(q, node)
