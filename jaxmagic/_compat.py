@@ -249,6 +249,13 @@ def pmap_sharding_dims(sharding: Any) -> tuple[int, tuple[int, ...]] | None:
     return int(sharding.devices.size), dims
 
 
+def spec_partitions(spec: Any) -> tuple:
+    """A PartitionSpec's per-dimension entries. From 0.8 a spec with `reduced`/`unreduced`
+    axes refuses `tuple(spec)`; `spec.partitions` says the same on every release."""
+    parts = getattr(spec, "partitions", None)
+    return tuple(parts) if parts is not None else tuple(spec)
+
+
 def is_tracer(x: Any) -> bool:
     """An abstract value being traced (inside jit/vmap/grad); it lives on no device."""
     return isinstance(x, jax.core.Tracer)

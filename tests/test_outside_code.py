@@ -89,3 +89,43 @@ def test_a_global_only_printed_is_no_stale_capture():
            "scale = 3.0\n")
     stale = [(f.line, f.message.split("`")[1]) for f in check_source(src) if f.rule == "JX304"]
     assert stale == [(12, "scale")]
+
+
+REDUCED_SETUP = """
+from jax.sharding import AxisType
+_mesh = jax.make_mesh((2,), ('X',), axis_types=(AxisType.Explicit,))
+with jax.set_mesh(_mesh):
+    w_ = jax.reshard(jnp.ones((4, 2)), jax.P(None, None, reduced={'X'}))
+    u_ = jax.jit(lambda a, b: jnp.einsum('ij,jk->ik', a, b,
+                 out_sharding=jax.P(None, None, unreduced={'X'})))(
+        jax.reshard(jnp.ones((4, 8)), jax.P(None, 'X')),
+        jax.reshard(jnp.ones((8, 2)), jax.P('X', None)))
+"""
+
+
+@pytest.fixture
+def reduced(ip):
+    """JAX's sharding-in-types docs: arrays whose spec has reduced / unreduced axes."""
+    res, cap = run(ip, REDUCED_SETUP)
+    if res.error_in_exec is not None:
+        pytest.skip(f"this JAX has no reduced/unreduced specs: {res.error_in_exec!r}")
+    return ip
+
+
+def test_shardviz_draws_a_reduced_array_with_its_whole_spec(reduced):
+    res, cap = run(reduced, "v = %shardviz -o w_")
+    assert res.error_in_exec is None, _text(cap)
+    lay = reduced.user_ns["v"].layouts[0]
+    assert lay.spec == "P(None, None, reduced={'X'})"
+    assert lay.typed == "float32[4,2]{R:X}"
+
+
+def test_shardviz_says_unreduced_blocks_are_partial_sums(reduced):
+    res, cap = run(reduced, "v = %shardviz -o u_")
+    assert res.error_in_exec is None, _text(cap)
+    view = reduced.user_ns["v"]
+    lay = view.layouts[0]
+    assert lay.spec == "P(None, None, unreduced={'X'})" and lay.unreduced == ("X",)
+    assert [t.devices for t in lay.tiles] == [(0, 1)]
+    assert "partial sums over X" in view.text()
+    assert "partial sum" in view._repr_mimebundle_()["text/html"]

@@ -82,6 +82,7 @@ class ArrayLayout:
     memory_kind: str | None = None
     typed: str | None = None         # jax.typeof(x) where it carries sharding (Explicit axes)
     detail: str | None = None        # the sharding's own text where it has no mesh (GSPMD)
+    unreduced: tuple[str, ...] = ()  # axes over which the blocks are partial sums
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -186,7 +187,7 @@ def _spec_entry(entry: Any) -> str:
 
 def spec_text(spec: Any) -> str:
     """PartitionSpec as `P('x', None)` in every JAX version, pmap's axis as pmap axis."""
-    parts = [_spec_entry(e) for e in tuple(spec)]
+    parts = [_spec_entry(e) for e in _compat.spec_partitions(spec)]
     for extra in ("unreduced", "reduced"):
         names = getattr(spec, extra, None)
         if names:
@@ -196,7 +197,7 @@ def spec_text(spec: Any) -> str:
 
 def _dim_axes(spec: Any, ndim: int) -> tuple[tuple[str, ...], ...]:
     out = []
-    entries = tuple(spec)
+    entries = _compat.spec_partitions(spec)
     for i in range(ndim):
         e = entries[i] if i < len(entries) else None
         if e is None:
@@ -221,10 +222,25 @@ def device_order() -> dict[int, int]:
     return {d.id: i for i, d in enumerate(jax.devices())}
 
 
+def _indices(sharding: Any, shape: tuple[int, ...]) -> dict:
+    """Device → index of its block. JAX has no indices map for an unreduced sharding
+    (NotImplementedError): its blocks are those of the same spec without `unreduced`,
+    each holding a partial sum (the layout's note says so)."""
+    try:
+        return sharding.devices_indices_map(tuple(shape))
+    except NotImplementedError:
+        spec = getattr(sharding, "spec", None)
+        if spec is None or not getattr(spec, "unreduced", None):
+            raise
+        plain = jax.sharding.PartitionSpec(*_compat.spec_partitions(spec))
+        return jax.sharding.NamedSharding(sharding.mesh, plain).devices_indices_map(
+            tuple(shape))
+
+
 def _tiles(sharding: Any, shape: tuple[int, ...], order: dict[int, int],
            marks: dict[int, DeviceMark]) -> list[Tile]:
     groups: dict[tuple, list] = {}
-    for dev, idx in sharding.devices_indices_map(tuple(shape)).items():
+    for dev, idx in _indices(sharding, shape).items():
         key = tuple(_bounds(i, n) for i, n in zip(idx, shape))
         if len(key) < len(shape):        # trailing dims not mentioned: whole
             key += tuple((0, n) for n in shape[len(key):])
@@ -304,7 +320,11 @@ def layout_from(shape: tuple[int, ...], dtype: Any, sharding: Any, *, path: str 
         lay.dim_axes = _dim_axes(spec, len(shape))
         if any(_compat.is_pmap_axis(n) for n in names):
             lay.notes.append("made by jax.pmap (a NamedSharding over pmap's mesh axis)")
-        if value is not None and any(a.type == "Explicit" for a in lay.mesh):
+        lay.notes += _reduction_notes(spec)
+        lay.unreduced = tuple(sorted(axis_label(n) for n in getattr(spec, "unreduced", None)
+                                     or ()))
+        if value is not None and (any(a.type == "Explicit" for a in lay.mesh)
+                                  or _reduction_notes(spec)):
             try:
                 lay.typed = str(jax.typeof(value))
             except Exception:  # noqa: BLE001
@@ -318,6 +338,21 @@ def layout_from(shape: tuple[int, ...], dtype: Any, sharding: Any, *, path: str 
     elif state == "deleted":
         lay.notes.append("its buffers were deleted (donated or .delete()): layout only")
     return lay
+
+
+def _reduction_notes(spec: Any) -> list[str]:
+    """What `unreduced`/`reduced` axes of a spec mean for the blocks drawn."""
+    notes = []
+    for extra, meaning in (
+            ("unreduced", "each device holds a partial sum: the value is the sum of the "
+                          "blocks over {axes}"),
+            ("reduced", "replicated over {axes}, and marked reduced: its gradient there "
+                        "is a partial sum (unreduced)")):
+        names = sorted(repr(axis_label(n)) for n in getattr(spec, extra, None) or ())
+        if names:
+            notes.append(f"{extra} over {', '.join(names)}: "
+                         + meaning.format(axes=", ".join(names)))
+    return notes
 
 
 def layout_of(x: Any, path: str = "", *, order: dict[int, int] | None = None,

@@ -111,7 +111,10 @@ def header_rows(lay: "ArrayLayout", model: "ShardingModel") -> list[tuple[str, s
         rows.append(("per device", f"{fmt_bytes(per)} of {fmt_bytes(total)}"))
     lo, hi = lay.replicas
     copies = str(lo) if lo == hi else f"{lo}–{hi}"
-    if hi <= 1:
+    if lay.unreduced:
+        rep = (f"none: the {copies} copies of each block are partial sums over "
+               + ", ".join(lay.unreduced))
+    elif hi <= 1:
         rep = "1 (each block on one device)"
     else:
         rep = f"{copies} (each block on {copies} devices)"
