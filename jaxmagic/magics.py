@@ -20,6 +20,7 @@ from traitlets import Bool, Enum, Float, Int
 
 from . import api
 from .core.target import BoundCall, TargetError, bind, parse_call, split_cell
+from .render.jaxpr import depth_of
 
 
 def parse_options(magic, line: str):
@@ -167,11 +168,9 @@ class JaxMagic(Magics):
         args, expr = parse_options(self.jaxpr, line)
         call = self._call("jaxpr", expr, cell)
         try:
-            depth = args.depth if args.depth == "auto" else (
-                None if args.depth == "all" else int(args.depth))
-        except ValueError:
-            raise UsageError(f"--depth takes a number, 'all' or 'auto', not {args.depth!r}") \
-                from None
+            depth = depth_of(args.depth)
+        except ValueError as e:
+            raise UsageError(f"--{e}") from None
         try:
             if args.checkify:
                 self._checkify_run(call, args)

@@ -129,3 +129,25 @@ def test_shardviz_says_unreduced_blocks_are_partial_sums(reduced):
     assert [t.devices for t in lay.tiles] == [(0, 1)]
     assert "partial sums over X" in view.text()
     assert "partial sum" in view._repr_mimebundle_()["text/html"]
+
+
+def test_configure_takes_depth_as_the_magic_does(ip):
+    ip.run_cell("def two(v):\n    def inner(u):\n        return jnp.sin(u) + 1\n"
+                "    return inner(v) * 2\n")
+    v = ip.run_line_magic("jaxpr", "-o --depth 0 two(jnp.ones(2))")
+    assert v.configure(depth="all").depth is None
+    assert v.configure(depth="1").depth == 1
+    assert "sin" in v.configure(depth="all").text()
+    with pytest.raises(ValueError, match="depth takes a number"):
+        v.configure(depth="deep")
+
+
+def test_each_coarsening_note_says_which_level(ip):
+    ip.run_cell("def deep(v):\n    for _ in range(30):\n        v = jnp.tanh(v) * 2\n    return v")
+    ip.run_line_magic("config", "JaxMagic.max_nodes = 2")
+    try:
+        v = ip.run_line_magic("jaxpr", "-o deep(jnp.ones(2))")
+    finally:
+        ip.run_line_magic("config", "JaxMagic.max_nodes = 400")
+    skips = [n for n in v.notes if "coarser view" in n]
+    assert len(skips) >= 2 and len(set(skips)) == len(skips), skips

@@ -42,6 +42,24 @@ class _Drawn:
     seconds: float
 
 
+def _level_text(g: G.Graph) -> str:
+    """Which level a note is about, so the notes of successive levels differ."""
+    return f" ({_GROUPING_NOTE[g.grouping]})" if g.grouping in _GROUPING_NOTE else ""
+
+
+def depth_of(depth: int | str | None) -> int | str | None:
+    """`--depth`/`depth=` as given (`'auto'`, `'all'` or None, a number, `'2'`) → what
+    the view uses: 'auto', None (all levels) or an int."""
+    if depth is None or depth == "auto":
+        return depth
+    if depth == "all":
+        return None
+    try:
+        return int(depth)
+    except (TypeError, ValueError):
+        raise ValueError(f"depth takes a number, 'all' or 'auto', not {depth!r}") from None
+
+
 class JaxprView:
     """The jaxpr of one call; `.text()`, `.dot()`, `.svg()` and rich notebook display."""
 
@@ -55,7 +73,7 @@ class JaxprView:
         self.func_name = func_name
         self.stage = stage
         self.stage_text = stage_text
-        self.depth = depth
+        self.depth = depth_of(depth)
         self.expand = tuple(expand)
         self.rankdir = rankdir
         self.max_nodes = max_nodes
@@ -159,8 +177,8 @@ class JaxprView:
         for g, retry in self._levels():
             last = g
             if len(g.nodes) > self.max_nodes:
-                notes.append(f"{len(g.nodes)} nodes exceed max_nodes={self.max_nodes}; "
-                             "drawing a coarser view")
+                notes.append(f"{len(g.nodes)} nodes exceed max_nodes={self.max_nodes}"
+                             f"{_level_text(g)}; drawing a coarser view")
                 continue
             dot = self._dot(g)
             try:
@@ -178,7 +196,8 @@ class JaxprView:
                     coarser = self.depth == "auto" and not named or retry is None and \
                         g.grouping != "equation"
                     notes.append(f"text {small:.1f} px at {fit.CELL_PX} px wide"
-                                 + ("; drawing a coarser view" if coarser else ""))
+                                 + _level_text(g) + ("; drawing a coarser view"
+                                                     if coarser else ""))
                     if coarser:
                         continue
             except layout.LayoutTimeout as e:
