@@ -6,6 +6,7 @@ flat-tree `ft_in`; source info lives in `jax._src`.
 """
 from __future__ import annotations
 
+import os
 import re
 from typing import Any, Iterator
 
@@ -247,6 +248,16 @@ def pmap_sharding_dims(sharding: Any) -> tuple[int, tuple[int, ...]] | None:
     dims = tuple(i for i, s in enumerate(spec.sharding)
                  if type(s).__name__ in ("Chunked", "Unstacked"))
     return int(sharding.devices.size), dims
+
+
+def is_pmap(f: Any) -> bool:
+    """Whether `f` is what `jax.pmap` returned: a C++ PmapFunction on older releases, a
+    Python wrapper from jax/_src/pmap.py (pmap over shard_map) on newer ones."""
+    if type(f).__name__ == "PmapFunction":
+        return True
+    code = getattr(f, "__code__", None)
+    return code is not None and hasattr(f, "lower") and \
+        code.co_filename.endswith(os.path.join("jax", "_src", "pmap.py"))
 
 
 def spec_partitions(spec: Any) -> tuple:

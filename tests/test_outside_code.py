@@ -151,3 +151,51 @@ def test_each_coarsening_note_says_which_level(ip):
         ip.run_line_magic("config", "JaxMagic.max_nodes = 400")
     skips = [n for n in v.notes if "coarser view" in n]
     assert len(skips) >= 2 and len(set(skips)) == len(skips), skips
+
+
+NNX_COUNTER = """
+from flax import nnx
+
+class Count(nnx.Variable):
+    pass
+
+class Counted(nnx.Module):
+    def __init__(self, rngs):
+        self.l = nnx.Linear(3, 3, rngs=rngs)
+        self.count = Count(jnp.array(0))
+
+    def __call__(self, x):
+        self.count[...] += 1
+        return self.l(x)
+
+counted = Counted(nnx.Rngs(0))
+
+@nnx.jit
+def counted_step(model, x):
+    return model(x).sum()
+
+cached = nnx.cached_partial(counted_step, counted)
+cached(jnp.ones((2, 3)))
+"""
+
+
+def test_jit_compare_of_an_nnx_cached_partial(ip):
+    """flax's nnx_toy_examples/02_lifted_transforms.py times `cached_train_step`."""
+    ip.run_cell(NNX_COUNTER)
+    before = int(ip.user_ns["counted"].count[...])
+    res, cap = run(ip, "r = %jit_compare -o --budget 0.1 cached(jnp.ones((2, 3)))")
+    assert res.error_in_exec is None, _text(cap)
+    assert ip.user_ns["r"].results_match
+    assert int(ip.user_ns["counted"].count[...]) == before == 1     # the user's state kept
+    v = ip.run_line_magic("jaxpr", "-o cached(jnp.ones((2, 3)))")
+    inputs = [n.title for n in v.full.nodes.values() if n.kind == "input"]
+    assert "model.l.kernel" in inputs and "model.count" in inputs, inputs
+
+
+def test_jit_compare_of_a_pmap_says_what_each_row_ran(ip):
+    ip.run_cell("pf = jax.pmap(lambda x: jnp.sin(x) * 2)")
+    r = ip.run_line_magic("jit_compare", "-o --budget 0.1 pf(jnp.ones((8, 4)))")
+    assert r.pmapped and r.break_even_calls is None
+    text = r.text()
+    assert "pmap, as given" in text and "op by op" not in text.split("\n")[1]
+    assert "pays for itself" not in text and "two compiled programs" in text

@@ -9,6 +9,9 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from . import libraries
+from .arguments import param_names
+
 USAGE_LINE = "{magic} F(ARGS...)  — F is traced with those arguments"
 USAGE_CELL = ("%%{magic}\n...cell...\nF(ARGS...)  — the cell runs as usual; "
               "its final expression must be a call")
@@ -111,13 +114,28 @@ def split_cell(code: str) -> tuple[str, CallTarget | None, str]:
     return (prefix if prefix.strip() else ""), target, ""
 
 
+def _held_arguments(func: Callable) -> tuple[list, list[str]]:
+    """The arguments a callee holds itself (an `nnx.cached_partial`'s model and
+    optimizer), named by the wrapped function's parameters."""
+    found = libraries.cached_arguments(func)
+    if found is None:
+        return [], []
+    inner, held = found
+    jitted = libraries.unwrap_jit(inner)
+    params = param_names(jitted[0] if jitted else inner)
+    return list(held), [params[i] if i < len(params) else f"cached[{i}]"
+                        for i in range(len(held))]
+
+
 def bind(target: CallTarget, namespace: dict[str, Any]) -> BoundCall:
     """Evaluate the callee and arguments in the user's namespace (each exactly once)."""
     ev = lambda s: eval(compile(s, "<jaxmagic-target>", "eval"), namespace)  # noqa: E731,S307
     func = ev(target.func_src)
     if not callable(func):
         raise TargetError(f"{target.func_src} is {type(func).__name__}, not callable")
-    args, names = [], []
+    args, names = _held_arguments(func)
+    if names:
+        func = libraries.cached_arguments(func)[0]
     for s in target.arg_srcs:
         if s.startswith("*"):
             vals = list(ev(s[1:]))

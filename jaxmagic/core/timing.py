@@ -115,6 +115,7 @@ class JitMeasurement:
     donate_argnums: tuple = ()
     donate_argnames: tuple = ()
     unwrapped_jit: bool = False           # the target was already jitted
+    pmapped: bool = False                 # the target is a jax.pmap: compiled as given
     # donation: [{"name", "shape", "bytes", "usable"}]
     donated: list = field(default_factory=list)
     donation_warning: str = ""
@@ -142,8 +143,8 @@ class JitMeasurement:
     def break_even_calls(self) -> float | None:
         """Calls after which compiling has paid for itself (None when jit is not faster)."""
         c = self.compile_total_s
-        if c is None or self.eager_s is None or self.jit_s is None:
-            return None
+        if c is None or self.eager_s is None or self.jit_s is None or self.pmapped:
+            return None           # (a pmap compiles too: no compile to pay back)
         gain = self.eager_s - self.jit_s
         return c / gain if gain > 0 else None
 
@@ -530,6 +531,7 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
     if found is not None:
         fun, inherited, kind = found
         m.unwrapped_jit = True
+    m.pmapped = _compat.is_pmap(func)
     names = list(arg_names) if arg_names is not None else [f"arg{i}" for i in range(len(args))]
     call = ArgCall(fun, tuple(args), kwargs, names,
                  dict(kwarg_names or {k: k for k in kwargs}),

@@ -164,7 +164,7 @@ class JitComparison(JitMeasurement):
                    f"({_loops(self.eager_repeats, self.eager_loops)})"
                    if self.eager_s is not None else
                    f"first call {fmt_time(self.eager_first_s)} (steady not measured)")
-            rows.append(("eager, op by op", val, ""))
+            rows.append(("pmap, as given" if self.pmapped else "eager, op by op", val, ""))
         else:
             rows.append(("eager", "skipped (--no-eager)", "muted"))
         rows.append(("jit, first call", self._first_line(), ""))
@@ -227,6 +227,10 @@ class JitComparison(JitMeasurement):
             out.append(("retrace", f"... {len(reasons) - 3} more different cache misses"))
         for r in self.eager_retrace_reasons[:1]:
             out.append(("retrace", r))
+        if self.pmapped:
+            out.append(("muted", "the target is a jax.pmap, compiled on its first call: "
+                        "the first row runs that compiled pmap, not op by op, and jit "
+                        "wraps it in jax.jit; the speedup compares two compiled programs"))
         if self.unwrapped_jit:
             out.append(("muted", "the target is already jitted: eager runs its Python "
                         "function; jit re-wraps it with the same static and donated "

@@ -51,6 +51,13 @@ def unwrap_jit(f: Any) -> tuple[Callable, dict, str] | None:
     return None
 
 
+def cached_arguments(f: Any) -> tuple[Callable, tuple] | None:
+    """(function, leading arguments) of a callee that holds some of its arguments itself
+    (`nnx.cached_partial(train_step, model, optimizer)`), so they are passed explicitly."""
+    found = nnx()
+    return found.unwrap_cached_partial(f) if found is not None else None
+
+
 def _shift(opts: dict, bound: int) -> dict:
     """A partial binds `bound` leading arguments: static/donate positions move down."""
     out = dict(opts)

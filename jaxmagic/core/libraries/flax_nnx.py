@@ -41,6 +41,22 @@ def unwrap_jit(f: Any) -> tuple[Callable, dict] | None:
     return fun, opts
 
 
+def unwrap_cached_partial(f: Any) -> tuple[Callable, tuple] | None:
+    """(the function, its cached arguments) of an `nnx.cached_partial(f, model, ...)`,
+    else None. Its cached arguments are clones sharing the user's Variables; passed as
+    arguments they are split and merged like any other NNX argument, so measuring the
+    partial neither mutates them from inside a trace nor changes the user's state."""
+    code = getattr(f, "__code__", None)
+    if code is None or code.co_name != "cache_args_wrapper" or \
+            "flax" not in code.co_filename:
+        return None
+    cells = dict(zip(code.co_freevars, f.__closure__ or ()))
+    try:
+        return cells["f"].cell_contents, tuple(cells["cached_args"].cell_contents)
+    except (KeyError, ValueError):      # another flax's wrapper: leave it as it is
+        return None
+
+
 def split(values: tuple) -> tuple[Any, list]:
     """One graph definition for all `values` (shared objects stay shared) and each one's
     state (empty for a value already reached through an earlier one)."""
