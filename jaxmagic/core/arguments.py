@@ -6,6 +6,7 @@ user's source text) instead of JAX's error about an internal wrapper.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import re
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ import jax
 import numpy as np
 
 from . import libraries as _libraries
+from .paths import key_text
 
 
 class JitArgumentError(TypeError):
@@ -238,7 +240,7 @@ def _slot(name: str, value: Any, static: bool, param: str | None = None) -> Slot
         else:
             shown = name if _short(value) == name else f"{name}={_short(value)}"
         return Slot(name, value, "fixed", None, held=[shown])
-    paths = [name + jax.tree_util.keystr(p) for p, _ in pairs]
+    paths = [name + key_text(p) for p, _ in pairs]
     mask = [is_array(leaf) for _, leaf in pairs]
     if all(mask):
         return Slot(name, value, "traced", value, paths, treedef=treedef, mask=mask)
@@ -404,7 +406,9 @@ class Partition:
             return self._run(fun, full, kw, callee_dyn)
 
         traced.__name__ = traced.__qualname__ = _libraries.func_name(fun)
-        traced.__wrapped__ = fun            # JAX's messages name the user's def line
+        source = _def_of(fun)
+        if source is not None:              # JAX's messages name the user's def line
+            traced.__wrapped__ = source
         traced.__signature__ = self._signature(pos, bind_static)
         return traced
 
@@ -482,6 +486,18 @@ class Partition:
                                      + [P(k, P.KEYWORD_ONLY) for k in keys])
         except ValueError:    # *args, or keywords that are not identifiers
             return inspect.Signature([P("args", P.VAR_POSITIONAL), P("kwargs", P.VAR_KEYWORD)])
+
+
+def _def_of(fun: Any) -> Callable | None:
+    """The Python function whose `def` JAX should name for `fun`: through partials, and a
+    callable object's class `__call__` (JAX formats anything without code with `str()`,
+    and an Equinox model's repr can take a second)."""
+    while isinstance(fun, functools.partial):
+        fun = fun.func
+    if hasattr(fun, "__code__"):
+        return fun
+    call = getattr(type(fun), "__call__", None)
+    return call if hasattr(call, "__code__") else None
 
 
 def _has_state(x: Any) -> bool:

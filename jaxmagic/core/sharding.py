@@ -25,6 +25,7 @@ from .arguments import (
     param_names,
     static_positions,
 )
+from .paths import key_text
 
 PMAP_AXIS_LABEL = "pmap axis"
 
@@ -403,21 +404,6 @@ def describe(x: Any) -> str:
         return f"an empty {name}" if not x else f"a {name} of {len(x)} item{'s' * (len(x) != 1)}"
     qual = name if mod in ("builtins", "__main__") else f"{mod}.{name}"
     return f"a {qual}"
-
-
-def key_text(path: Iterable[Any]) -> str:
-    """A pytree key path as Python would index it: `['params'][0].w`."""
-    out = []
-    for k in path:
-        if hasattr(k, "key"):
-            out.append(f"[{k.key!r}]")
-        elif hasattr(k, "idx"):
-            out.append(f"[{k.idx}]")
-        elif hasattr(k, "name"):
-            out.append(f".{k.name}")
-        else:
-            out.append(str(k))
-    return "".join(out)
 
 
 def _model(sections: list[Section], marks: dict[int, DeviceMark], **kw: Any) -> ShardingModel:

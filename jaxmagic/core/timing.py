@@ -44,6 +44,7 @@ from .arguments import (
     param_names,
     static_positions,
 )
+from .paths import key_text
 
 DEFAULT_BUDGET = 1.5     # seconds of timing loops (eager + steady jit) per measurement
 DEFAULT_REPEAT = 7       # as %timeit
@@ -362,7 +363,7 @@ def compare_outputs(ref: Any, got: Any) -> tuple[bool, float, float, list[LeafDi
         return False, math.inf, math.inf, [d]
     diffs, max_abs, max_rel = [], 0.0, 0.0
     for (path, r), (_, g) in zip(ref_leaves, got_leaves):
-        name = jax.tree_util.keystr(path) or "output"
+        name = key_text(path) or "output"
         python_scalar = not hasattr(r, "dtype")     # eager returned a Python number
         try:
             r, g = _host(r), _host(g)

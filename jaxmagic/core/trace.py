@@ -20,6 +20,7 @@ from .arguments import (
     concretization_argument,
     param_names,
 )
+from .paths import key_text
 from .target import BoundCall
 
 
@@ -48,7 +49,7 @@ def _normalise(static_argnums, static_argnames, nargs: int):
 
 def _leaf_names(prefix: str, tree: Any) -> list[str]:
     leaves = jax.tree_util.tree_flatten_with_path(tree)[0]
-    return [prefix + jax.tree_util.keystr(path) for path, _ in leaves]
+    return [prefix + key_text(path) for path, _ in leaves]
 
 
 def resolve(call: BoundCall, static_argnums=None, static_argnames=None):
