@@ -239,3 +239,12 @@ def test_equinox_state_leaves_are_named_by_index(ip):
     names = " ".join(n.title + " " + " ".join(n.detail) for n in v.full.nodes.values()
                      if n.kind == "input")
     assert "bn_state[0]" in names and "flat index" not in names, names
+
+
+def test_a_first_eager_call_outside_the_budget_is_named(ip):
+    """An Equinox step's first eager call took 4 s (each operation compiled op by op), and
+    the view did not say where the time went."""
+    ip.run_cell("import time\ndef slow_first(x):\n    time.sleep(0.05)\n    return x * 2\n")
+    r = ip.run_line_magic("jit_compare", "-o --budget 0.02 -n 1 -r 1 slow_first(jnp.ones(3))")
+    assert r.eager_first_s > 0.05
+    assert any("first eager call took" in n and "--no-eager" in n for n in r.notes)

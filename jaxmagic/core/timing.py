@@ -520,13 +520,35 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
     function raises. Ctrl-C stops the measurement and returns the partial result.
     """
     __tracebackhide__ = True
-    t_start = time.perf_counter()
-    kwargs = dict(kwargs or {})
     m = result if result is not None else JitMeasurement()
     m.budget_s = float(budget) if budget else DEFAULT_BUDGET
     if number is not None and number < 1 or repeat is not None and repeat < 1:
         raise ValueError("number and repeat must be at least 1")
+    call, opts, fun, kind = _arguments(m, func, args, dict(kwargs or {}), arg_names,
+                                       kwarg_names, name, static_argnums, static_argnames,
+                                       donate_argnums, donate_argnames)
+    part = Partition(call, opts.static_pos, opts.snames, callee_name=callee_name)
+    return _Measurement(m, call, opts, part, number, repeat, eager).run(fun, kind)
 
+
+@dataclass
+class _Options:
+    """Static and donated arguments, as positions and names, checked against the call."""
+
+    sn: tuple
+    snames: tuple
+    dn: tuple
+    dnames: tuple
+    static_pos: set
+    donate_pos: set
+    donate_keys: set
+
+
+def _arguments(m, func, args, kwargs, arg_names, kwarg_names, name, static_argnums,
+               static_argnames, donate_argnums, donate_argnames):
+    """The call to measure (a jitted target unwrapped to its function) and its options:
+    options given here replace the target's own (static and donate separately)."""
+    __tracebackhide__ = True
     fun, inherited, kind = func, {}, ""
     found = libraries.unwrap_jit(func)
     if found is not None:
@@ -535,17 +557,22 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
     m.pmapped = _compat.is_pmap(func)
     names = list(arg_names) if arg_names is not None else [f"arg{i}" for i in range(len(args))]
     call = ArgCall(fun, tuple(args), kwargs, names,
-                 dict(kwarg_names or {k: k for k in kwargs}),
-                 name or f"{getattr(func, '__name__', 'f')}(...)", param_names(fun))
+                   dict(kwarg_names or {k: k for k in kwargs}),
+                   name or f"{getattr(func, '__name__', 'f')}(...)", param_names(fun))
     m.name = call.name
-    n = len(call.args)
-    # options given here replace the jitted target's own (static and donate separately)
     if static_argnums is None and static_argnames is None:
         static_argnums = inherited.get("static_argnums")
         static_argnames = inherited.get("static_argnames")
     if donate_argnums is None and donate_argnames is None:
         donate_argnums = inherited.get("donate_argnums")
         donate_argnames = inherited.get("donate_argnames")
+    return call, _options(m, call, static_argnums, static_argnames, donate_argnums,
+                          donate_argnames), fun, kind
+
+
+def _options(m, call, static_argnums, static_argnames, donate_argnums, donate_argnames):
+    __tracebackhide__ = True
+    n = len(call.args)
     sn, snames = norm_argnums(static_argnums, n), norm_argnames(static_argnames)
     dn, dnames = norm_argnums(donate_argnums, n), norm_argnames(donate_argnames)
     # jax resolves names given for positional parameters itself; keep only the ones used
@@ -563,203 +590,260 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
         raise JitArgumentError(f"argument {call.arg_names[bad[0]]} cannot be both static "
                                "and donated", "donate only array arguments")
     check_arguments(call, static_pos, snames)
-    # what jit traces: array leaves; the rest held fixed; NNX objects split into state.
-    # Every call (eager or jitted) rebuilds its own containers and objects, so the user's
-    # models, optimizers and dicts are exactly as before afterwards.
-    part = Partition(call, static_pos, snames, callee_name=callee_name)
-    _, run_args, run_kwargs = part.inputs(bind_static=False)
-    run = part.function(bind_static=False)
-    try:
-        m.backend = f"{jax.default_backend()} ({jax.devices()[0].device_kind})"
-    except Exception:
-        m.backend = jax.default_backend()
+    return _Options(sn, snames, dn, dnames, static_pos, donate_pos, donate_keys)
 
-    # the jitted side: a wrapper counting traces, with fresh copies of donated inputs
-    trace_count = [0]
 
-    @functools.wraps(run)
-    def traced_fun(*a, **k):
-        __tracebackhide__ = True
-        trace_count[0] += 1
-        return run(*a, **k)
+class _Measurement:
+    """One measurement's steps, in order: the first jit call (trace, lower, compile, run),
+    the first eager call, steady jit, steady eager; then what the log of cache misses
+    says. What jit traces is the partition's: array leaves traced, the rest held fixed,
+    NNX objects split into state; every call (eager or jitted) rebuilds its own
+    containers and objects, so the user's models, optimizers and dicts are exactly as
+    before afterwards."""
 
-    jit_kwargs = {}
-    jit_nums, jit_names = part.jit_static(sn, snames)
-    if jit_nums:
-        jit_kwargs["static_argnums"] = jit_nums
-    if jit_names:
-        jit_kwargs["static_argnames"] = jit_names
-    if given := tuple(i for i in dn if i < n):
-        jit_kwargs["donate_argnums"] = given
-    if dnames:
-        jit_kwargs["donate_argnames"] = dnames
-    jitted = jax.jit(traced_fun, **jit_kwargs)
+    def __init__(self, m: JitMeasurement, call: ArgCall, opts: _Options, part: Partition,
+                 number: int | None, repeat: int | None, eager: bool):
+        self.m, self.call, self.opts, self.part = m, call, opts, part
+        self.number, self.repeat, self.eager = number, repeat, eager
+        self.t_start = time.perf_counter()
+        _, self.run_args, self.run_kwargs = part.inputs(bind_static=False)
+        self.fn = part.function(bind_static=False)
+        self.trace_count = [0]
+        self.jitted = jax.jit(self._counted(), **self._jit_options())
+        self.donating = bool(opts.donate_pos or opts.donate_keys)
+        self.phase = "eager"
+        self.eager_first = self.jit_first = None
+        self.unstable: list[str] = []       # static arguments whose hash changes every time
+        try:
+            m.backend = f"{jax.default_backend()} ({jax.devices()[0].device_kind})"
+        except Exception:
+            m.backend = jax.default_backend()
 
-    donating = bool(donate_pos or donate_keys)
+    def _counted(self) -> Callable:
+        run, count = self.fn, self.trace_count
 
-    def fresh():
-        a = tuple(_copy(x) if i in donate_pos else x for i, x in enumerate(run_args))
-        k = {key: (_copy(v) if key in donate_keys else v) for key, v in run_kwargs.items()}
+        @functools.wraps(run)
+        def traced_fun(*a, **k):
+            __tracebackhide__ = True
+            count[0] += 1
+            return run(*a, **k)
+        return traced_fun
+
+    def _jit_options(self) -> dict:
+        o, n = self.opts, len(self.call.args)
+        out = {}
+        jit_nums, jit_names = self.part.jit_static(o.sn, o.snames)
+        if jit_nums:
+            out["static_argnums"] = jit_nums
+        if jit_names:
+            out["static_argnames"] = jit_names
+        if given := tuple(i for i in o.dn if i < n):
+            out["donate_argnums"] = given
+        if o.dnames:
+            out["donate_argnames"] = o.dnames
+        return out
+
+    def fresh(self) -> tuple[tuple, dict]:
+        """The call's inputs, donated ones copied (each jitted call donates its own)."""
+        o = self.opts
+        a = tuple(_copy(x) if i in o.donate_pos else x for i, x in enumerate(self.run_args))
+        k = {key: (_copy(v) if key in o.donate_keys else v)
+             for key, v in self.run_kwargs.items()}
         return a, k
 
-    donated_values = [run_args[i] for i in donate_pos if i < n] + \
-        [run_kwargs[key] for key in donate_keys]
-    copy_bytes = sum(int(np.size(x)) * np.dtype(x.dtype).itemsize
-                     for x in jax.tree_util.tree_leaves(donated_values) if hasattr(x, "dtype"))
+    def inputs(self) -> tuple[tuple, dict]:
+        return self.fresh() if self.donating else (self.run_args, self.run_kwargs)
 
-    statics = [(call.arg_names[i], call.args[i]) for i in sorted(static_pos) if i < n] + \
-        [(call.kwarg_names.get(k, k), v) for k, v in call.kwargs.items() if k in snames]
+    def _set_phase(self, phase: str) -> None:
+        self.phase = self.log.phase = phase
 
-    phase = "eager"
-    eager_first = jit_first = None
-    with _Capture() as cap:
-        log = cap.log
-
-        def guarded(step: Callable):
-            """Run a step; if JAX's cache-miss explainer itself fails, rerun without it."""
-            __tracebackhide__ = True
-            try:
-                return step()
-            except AssertionError:
-                if not cap.explaining:
-                    raise
-                cap.stop_explaining()
-                m.notes.append("JAX could not explain a cache miss (its explainer failed "
-                               "on this key); measured without explanations")
-                return step()
-
-        unstable = []           # static arguments whose hash changes every time
+    def guarded(self, step: Callable):
+        """Run a step; if JAX's cache-miss explainer itself fails, rerun without it."""
+        __tracebackhide__ = True
         try:
-            # 1. first jit call: trace, lower, compile, then the first real call.
-            #    First, so a function jit cannot handle fails as a JAX error.
-            phase = log.phase = "trace"
-            before = [(nm, _hash_or_none(v)) for nm, v in statics]
-            a0, k0 = run_args, run_kwargs      # trace/lower/compile run nothing
-            donation_warning = ""
+            return step()
+        except AssertionError:
+            if not self.cap.explaining:
+                raise
+            self.cap.stop_explaining()
+            self.m.notes.append("JAX could not explain a cache miss (its explainer failed "
+                                "on this key); measured without explanations")
+            return step()
 
-            def aot():
-                __tracebackhide__ = True
-                nonlocal phase
-                t0 = time.perf_counter()
-                traced = jitted.trace(*a0, **k0) if hasattr(jitted, "trace") else None
-                t1 = time.perf_counter()
-                phase = log.phase = "lower"
-                lowered = traced.lower() if traced is not None else jitted.lower(*a0, **k0)
-                t2 = time.perf_counter()
-                phase = log.phase = "compile"
-                compiled = lowered.compile()
-                t3 = time.perf_counter()
-                return compiled, (t1 - t0 if traced is not None else None, t2 - t1, t3 - t2)
-
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                try:
-                    compiled, (m.trace_s, m.lower_s, m.compile_s) = guarded(aot)
-                except Exception as e:
-                    problem = concretization_argument(e, call, static_pos, snames)
-                    if problem is not None:
-                        problem.original = e        # JAX's error, kept without its trace
-                        raise problem from None
-                    raise
-            m.notes[:0] = part.notes(libraries.func_name(fun), kind)
-            for w in caught:
-                text = str(w.message)
-                if "donated buffers" in text or "Donation is not implemented" in text:
-                    donation_warning = text
-                else:
-                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-            m.donation_warning = donation_warning
-            if donating:
-                m.donated = _donation(call, tuple(sorted(i for i in donate_pos if i < n)),
-                                      tuple(sorted(donate_keys)), donation_warning)
-            for (nm, h0), (_, v) in zip(before, statics):
-                h1, h2 = _hash_or_none(v), _hash_or_none(v)
-                if h1 != h2:
-                    unstable.append(nm)
-                elif h0 != h1:
-                    m.static_notes.append(f"static argument {nm} changed while the function "
-                                          "was traced (its hash changed): the function "
-                                          "mutates it, so later calls may look new to jit's "
-                                          "cache")
-            _analyses(m, compiled)
-
-            phase = log.phase = "first call"
-
-            def first_call():
-                __tracebackhide__ = True
-                a, k = fresh() if donating else (run_args, run_kwargs)
-                if donating:
-                    jax.block_until_ready((a, k))
-                t0 = time.perf_counter()
-                out = jitted(*a, **k)
-                jax.block_until_ready(out)
-                return out, time.perf_counter() - t0
-
-            jit_first, m.first_call_s = guarded(first_call)
-
-            # 2. eager, first call (warm-up: op-by-op dispatch compiles each primitive)
-            if eager:
-                phase = log.phase = "eager"
-
-                def eager_once():
-                    __tracebackhide__ = True
-                    t0 = time.perf_counter()
-                    out = run(*run_args, **run_kwargs)
-                    jax.block_until_ready(out)
-                    return out, time.perf_counter() - t0
-
-                eager_first, m.eager_first_s = guarded(eager_once)
-
-            if eager_first is not None:
-                m.results_match, m.max_abs_diff, m.max_rel_diff, m.leaves = \
-                    compare_outputs(eager_first, jit_first)
-                _name_updates(m.leaves, part.updated)
-
-            # 3. steady jit
-            phase = log.phase = "steady jit"
-            share = m.budget_s * (0.5 if eager else 1.0)
-            timer = _Timer(jitted, run_args, run_kwargs, _blocker(jit_first),
-                           fresh if donating else None, copy_bytes)
-            m.jit_loops, m.jit_repeats = guarded(
-                lambda: timer.run(share, number, repeat, m.jit_runs))
-            m.jit_s, m.jit_spread_s = _summary(m.jit_runs)
-            a, k = fresh() if donating else (run_args, run_kwargs)
-            jit_last = jitted(*a, **k)
-            m.jit_varies = not _same(jit_first, jit_last)
-
-            # 4. steady eager
-            if eager:
-                phase = log.phase = "steady eager"
-                timer = _Timer(run, run_args, run_kwargs, _blocker(eager_first), None, 0)
-                m.eager_loops, m.eager_repeats = guarded(
-                    lambda: timer.run(m.budget_s - share, number, repeat, m.eager_runs))
+    def run(self, fun: Callable, kind: str) -> JitMeasurement:
+        __tracebackhide__ = True
+        m = self.m
+        with _Capture() as self.cap:
+            self.log = self.cap.log
+            try:
+                self.first_jit_call(fun, kind)
+                if self.eager:
+                    self.first_eager_call()
+                self.steady_jit()
+                if self.eager:
+                    self.steady_eager()
+            except KeyboardInterrupt:
+                m.interrupted = self.phase
+                m.jit_s, m.jit_spread_s = _summary(m.jit_runs)
                 m.eager_s, m.eager_spread_s = _summary(m.eager_runs)
-                eager_last = run(*run_args, **run_kwargs)
-                m.eager_varies = not _same(eager_first, eager_last)
-                if m.jit_s:
+                if m.jit_s and m.eager_s:
                     m.speedup = m.eager_s / m.jit_s
-        except KeyboardInterrupt:
-            m.interrupted = phase
-            m.jit_s, m.jit_spread_s = _summary(m.jit_runs)
-            m.eager_s, m.eager_spread_s = _summary(m.eager_runs)
-            if m.jit_s and m.eager_s:
-                m.speedup = m.eager_s / m.jit_s
-        finally:
-            m.traces = trace_count[0]
-            m.static_notes += [_unstable_hash_note(nm, m.traces) for nm in unstable]
-            jit_phases = ("trace", "lower", "compile", "first call", "steady jit")
-            misses = [msg for ph, msg in log.records if ph in jit_phases]
-            # the first trace of the function is expected; later ones are retraces
-            # (our wrapper is new each time, so JAX's "re-defined repeatedly?" guess for
-            # it is noise)
-            m.retrace_reasons = [_clean_miss(s) for s in misses
-                                 if "never seen function" not in s]
-            eager_misses = [msg for ph, msg in log.records if ph == "steady eager"]
-            m.eager_retraces = len(eager_misses)
-            m.eager_retrace_reasons = [_clean_miss(s) for s in eager_misses[:3]]
-            m.hints = _hints(m)
-            m.total_s = time.perf_counter() - t_start
-    return m
+            finally:
+                self.verdict()
+        return m
+
+    # ---- the steps ---------------------------------------------------------------------
+
+    def first_jit_call(self, fun: Callable, kind: str) -> None:
+        """Trace, lower, compile, then the first real call: first, so a function jit
+        cannot handle fails as a JAX error."""
+        __tracebackhide__ = True
+        m, call, o = self.m, self.call, self.opts
+        n = len(call.args)
+        statics = [(call.arg_names[i], call.args[i]) for i in sorted(o.static_pos) if i < n] \
+            + [(call.kwarg_names.get(k, k), v) for k, v in call.kwargs.items() if k in o.snames]
+        self._set_phase("trace")
+        before = [(nm, _hash_or_none(v)) for nm, v in statics]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                compiled, (m.trace_s, m.lower_s, m.compile_s) = self.guarded(self._aot)
+            except Exception as e:
+                problem = concretization_argument(e, call, o.static_pos, o.snames)
+                if problem is not None:
+                    problem.original = e        # JAX's error, kept without its trace
+                    raise problem from None
+                raise
+        m.notes[:0] = self.part.notes(libraries.func_name(fun), kind)
+        self._donation(caught)
+        self._static_hashes(before, statics)
+        _analyses(m, compiled)
+        self._set_phase("first call")
+        self.jit_first, m.first_call_s = self.guarded(self._timed_jit_call)
+
+    def _aot(self):
+        __tracebackhide__ = True
+        a0, k0 = self.run_args, self.run_kwargs      # trace/lower/compile run nothing
+        t0 = time.perf_counter()
+        traced = self.jitted.trace(*a0, **k0) if hasattr(self.jitted, "trace") else None
+        t1 = time.perf_counter()
+        self._set_phase("lower")
+        lowered = traced.lower() if traced is not None else self.jitted.lower(*a0, **k0)
+        t2 = time.perf_counter()
+        self._set_phase("compile")
+        compiled = lowered.compile()
+        t3 = time.perf_counter()
+        return compiled, (t1 - t0 if traced is not None else None, t2 - t1, t3 - t2)
+
+    def _timed_jit_call(self):
+        __tracebackhide__ = True
+        a, k = self.inputs()
+        if self.donating:
+            jax.block_until_ready((a, k))
+        t0 = time.perf_counter()
+        out = self.jitted(*a, **k)
+        jax.block_until_ready(out)
+        return out, time.perf_counter() - t0
+
+    def _donation(self, caught: list) -> None:
+        """Keep jit's donation warnings as data; re-issue every other warning."""
+        m, o, n = self.m, self.opts, len(self.call.args)
+        warning = ""
+        for w in caught:
+            text = str(w.message)
+            if "donated buffers" in text or "Donation is not implemented" in text:
+                warning = text
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        m.donation_warning = warning
+        if self.donating:
+            m.donated = _donation(self.call, tuple(sorted(i for i in o.donate_pos if i < n)),
+                                  tuple(sorted(o.donate_keys)), warning)
+
+    def _static_hashes(self, before: list, statics: list) -> None:
+        """Static arguments the function mutated, or whose hash is unstable."""
+        for (nm, h0), (_, v) in zip(before, statics):
+            h1, h2 = _hash_or_none(v), _hash_or_none(v)
+            if h1 != h2:
+                self.unstable.append(nm)
+            elif h0 != h1:
+                self.m.static_notes.append(
+                    f"static argument {nm} changed while the function was traced (its hash "
+                    "changed): the function mutates it, so later calls may look new to "
+                    "jit's cache")
+
+    def first_eager_call(self) -> None:
+        """The warm-up: op-by-op dispatch compiles each primitive on its first use."""
+        __tracebackhide__ = True
+        self._set_phase("eager")
+
+        def eager_once():
+            __tracebackhide__ = True
+            t0 = time.perf_counter()
+            out = self.fn(*self.run_args, **self.run_kwargs)
+            jax.block_until_ready(out)
+            return out, time.perf_counter() - t0
+
+        m = self.m
+        self.eager_first, m.eager_first_s = self.guarded(eager_once)
+        m.results_match, m.max_abs_diff, m.max_rel_diff, m.leaves = \
+            compare_outputs(self.eager_first, self.jit_first)
+        _name_updates(m.leaves, self.part.updated)
+        if m.eager_first_s > m.budget_s:
+            m.notes.append(f"the first eager call took {m.eager_first_s:.1f} s, outside the "
+                           "timing budget: op by op, JAX compiles each operation the first "
+                           "time it runs (--no-eager skips eager)")
+
+    def steady_jit(self) -> None:
+        __tracebackhide__ = True
+        m = self.m
+        self._set_phase("steady jit")
+        share = m.budget_s * (0.5 if self.eager else 1.0)
+        donated = sum(int(np.size(x)) * np.dtype(x.dtype).itemsize
+                      for x in jax.tree_util.tree_leaves(self._donated()) if hasattr(x, "dtype"))
+        timer = _Timer(self.jitted, self.run_args, self.run_kwargs, _blocker(self.jit_first),
+                       self.fresh if self.donating else None, donated)
+        m.jit_loops, m.jit_repeats = self.guarded(
+            lambda: timer.run(share, self.number, self.repeat, m.jit_runs))
+        m.jit_s, m.jit_spread_s = _summary(m.jit_runs)
+        a, k = self.inputs()
+        m.jit_varies = not _same(self.jit_first, self.jitted(*a, **k))
+
+    def _donated(self) -> list:
+        o, n = self.opts, len(self.call.args)
+        return [self.run_args[i] for i in o.donate_pos if i < n] + \
+            [self.run_kwargs[key] for key in o.donate_keys]
+
+    def steady_eager(self) -> None:
+        __tracebackhide__ = True
+        m = self.m
+        self._set_phase("steady eager")
+        share = m.budget_s * 0.5
+        timer = _Timer(self.fn, self.run_args, self.run_kwargs, _blocker(self.eager_first),
+                       None, 0)
+        m.eager_loops, m.eager_repeats = self.guarded(
+            lambda: timer.run(m.budget_s - share, self.number, self.repeat, m.eager_runs))
+        m.eager_s, m.eager_spread_s = _summary(m.eager_runs)
+        eager_last = self.fn(*self.run_args, **self.run_kwargs)
+        m.eager_varies = not _same(self.eager_first, eager_last)
+        if m.jit_s:
+            m.speedup = m.eager_s / m.jit_s
+
+    def verdict(self) -> None:
+        """What the traces and JAX's cache-miss log say; the hints; the total time."""
+        m = self.m
+        m.traces = self.trace_count[0]
+        m.static_notes += [_unstable_hash_note(nm, m.traces) for nm in self.unstable]
+        jit_phases = ("trace", "lower", "compile", "first call", "steady jit")
+        misses = [msg for ph, msg in self.log.records if ph in jit_phases]
+        # the first trace of the function is expected; later ones are retraces (our
+        # wrapper is new each time, so JAX's "re-defined repeatedly?" guess for it is noise)
+        m.retrace_reasons = [_clean_miss(s) for s in misses if "never seen function" not in s]
+        eager_misses = [msg for ph, msg in self.log.records if ph == "steady eager"]
+        m.eager_retraces = len(eager_misses)
+        m.eager_retrace_reasons = [_clean_miss(s) for s in eager_misses[:3]]
+        m.hints = _hints(m)
+        m.total_s = time.perf_counter() - self.t_start
 
 
 def _name_updates(leaves: list, updated: list) -> None:
