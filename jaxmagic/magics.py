@@ -19,6 +19,7 @@ from IPython.display import display
 from traitlets import Bool, Enum, Float, Int
 
 from . import api
+from .cellhooks import CellHooks, x64
 from .core.target import BoundCall, TargetError, bind, parse_call, split_cell
 from .render.jaxpr import depth_of
 
@@ -119,7 +120,7 @@ class JaxMagic(Magics):
         """Show where in the user's code a JAX error happened, before its traceback."""
         if getattr(exc, "_jaxmagic_shown", False):
             return
-        card = api.error_card(exc, label=self._cell_label)
+        card = api.error_card(exc, label=self.hooks.cell_label)
         if card is not None:
             display(card)
             try:
@@ -290,8 +291,8 @@ class JaxMagic(Magics):
         if cell is not None:
             if arg not in ("", "-o"):
                 raise UsageError("usage: %%jaxcheck [-o]\n<cell to check without running>")
-            found = Findings(self._jaxcheck_checker().check(
-                cell, namespace=self.shell.user_ns, x64=self._jaxcheck_x64(), commit=False))
+            found = Findings(self.hooks.checker().check(
+                cell, namespace=self.shell.user_ns, x64=x64(), commit=False))
             if arg == "-o":
                 return found
             display(found)
@@ -306,133 +307,18 @@ class JaxMagic(Magics):
             "line" if self.check else ""))
         return None
 
-    def _jaxcheck_checker(self):
-        from .core.checks import Checker
-
-        checker = getattr(self, "_jaxcheck_state", None)
-        if checker is None:
-            checker = self._jaxcheck_state = Checker()
-        return checker
-
-    @staticmethod
-    def _jaxcheck_x64():
-        import sys
-
-        if "jax" not in sys.modules:
-            return None
-        from ._compat import x64_enabled
-
-        return x64_enabled()
-
-    def _jaxcheck_pre_run_cell(self, info=None):
-        """Static checks on each top-level cell before it runs; shown, never blocking."""
-        self._jaxcheck_depth = getattr(self, "_jaxcheck_depth", 0) + 1
-        if self._jaxcheck_depth > 1 or not self.check:
-            return      # a cell run by a magic inside another cell: checked with it
-        self._jaxcheck_shown = set()
-        raw = getattr(info, "raw_cell", None) or ""
-        if raw.lstrip().startswith("%%jaxcheck") or not raw.strip():
-            return
-        # IPython drops a cell's leading blank lines before it runs: number lines as its
-        # tracebacks (and the runtime cards) do, or one finding shows twice
-        lines = raw.splitlines(keepends=True)
-        raw = "".join(lines[next(i for i, ln in enumerate(lines) if ln.strip()):])
-        count = self.shell.execution_count - (1 if getattr(info, "store_history", False)
-                                              else 0)
-        try:
-            found = self._jaxcheck_checker().check(raw, namespace=self.shell.user_ns,
-                                                   x64=self._jaxcheck_x64(),
-                                                   cell=f"In [{count}]")
-        except Exception:     # a checker bug must never disturb the user's cell
-            return
-        self._jaxcheck_shown = {(f.rule, f.where or f"line {f.line}") for f in found}
-        if found:
-            from .render.cards import Findings
-
-            display(Findings(found))
-
-    def _jaxcheck_post_run_cell(self, result=None):
-        self._jaxcheck_depth = max(0, getattr(self, "_jaxcheck_depth", 0) - 1)
-
-    def _cell_label(self, filename: str) -> str | None:
-        """'this cell' for the running cell, 'In [n]' for an earlier one, None otherwise."""
-        names = getattr(self.shell.compile, "_filename_map", {})
-        if filename not in names:
-            return None
-        current = next(reversed(names.values()), None) if names else None
-        return "this cell" if names[filename] == current else f"In [{names[filename]}]"
-
-    def _jaxcheck_on_exception(self, shell, etype, value, tb, tb_offset=None):
-        """IPython's custom exception handler: a card for JAX's errors, then the usual
-        traceback. Everything else is shown exactly as IPython would."""
-        try:
-            if self.check and not getattr(value, "_jaxmagic_shown", False):
-                card = api.error_card(value, label=self._cell_label)
-                seen = getattr(self, "_jaxcheck_shown", set())
-                if card is not None and (     # not already shown above, before it ran
-                        getattr(card, "rule", None), getattr(card, "where", None)) not in seen:
-                    display(card)
-                    try:
-                        value._jaxmagic_shown = True
-                    except AttributeError:
-                        pass
-        except Exception:     # never let the card hide the user's own error
-            pass
-        prev_types, prev_handler = getattr(self, "_jaxcheck_prev_exc", ((), None))
-        if prev_types and prev_handler is not None and issubclass(etype, prev_types):
-            return prev_handler(etype, value, tb, tb_offset=tb_offset)
-        # IPython calls this from run_code (the cell ran) and from parsing the cell; show
-        # each exactly as IPython's own handlers there would
-        ran = tb is not None and tb.tb_frame.f_code.co_name == "run_code" and \
-            not getattr(value, "_jaxmagic_parse_error", False)   # a magic's cell: as parsed
-        if not ran and issubclass(etype, IndentationError):
-            shell.showindentationerror()
-        elif not ran:
-            shell.showsyntaxerror()
-        else:
-            shell.showtraceback((etype, value, tb), tb_offset=tb_offset,
-                                running_compiled_code=True)
-        return None
+    @property
+    def hooks(self) -> CellHooks:
+        """%jaxcheck's checks before each cell and error cards (`cellhooks`)."""
+        if getattr(self, "_hooks", None) is None:
+            self._hooks = CellHooks(self)
+        return self._hooks
 
     def _install_hooks(self) -> None:
-        """Static checks before each cell and JAX error cards (idempotent)."""
-        shell = self.shell
-        if shell is None or getattr(self, "_jaxcheck_installed", False):
-            return
-        for event, cb in (("pre_run_cell", self._jaxcheck_pre_run_cell),
-                          ("post_run_cell", self._jaxcheck_post_run_cell)):
-            for old in list(shell.events.callbacks.get(event, [])):   # a stale instance's
-                if getattr(old, "__qualname__", "") == cb.__qualname__:
-                    shell.events.unregister(event, old)
-            shell.events.register(event, cb)
-        prev = (shell.custom_exceptions, shell.CustomTB)
-        if getattr(prev[1], "_jaxmagic_handler", False):     # a stale instance's handler
-            prev = getattr(prev[1], "_jaxmagic_prev", ((), None))
-        self._jaxcheck_prev_exc = (prev[0], prev[1] if prev[0] else None)
-        shell.set_custom_exc((Exception,), self._jaxcheck_on_exception)
-        try:
-            shell.CustomTB.__func__._jaxmagic_handler = True
-            shell.CustomTB.__func__._jaxmagic_prev = prev
-        except AttributeError:
-            pass
-        self._jaxcheck_saved_exc = prev
-        self._jaxcheck_tb = shell.CustomTB
-        self._jaxcheck_installed = True
+        self.hooks.install()
 
     def _remove_hooks(self) -> None:
-        """Undo `_install_hooks`: callbacks off, the previous exception handler back."""
-        shell = self.shell
-        if shell is None or not getattr(self, "_jaxcheck_installed", False):
-            return
-        for event, cb in (("pre_run_cell", self._jaxcheck_pre_run_cell),
-                          ("post_run_cell", self._jaxcheck_post_run_cell)):
-            try:
-                shell.events.unregister(event, cb)
-            except ValueError:
-                pass
-        if shell.CustomTB == self._jaxcheck_tb:       # nobody replaced ours since
-            shell.custom_exceptions, shell.CustomTB = self._jaxcheck_saved_exc
-        self._jaxcheck_installed = False
+        self.hooks.remove()
 
     # ---- %devices / %%shardviz -------------------------------------------------------
 

@@ -117,7 +117,7 @@ def test_card_from_a_magic_is_not_duplicated(fresh):
 def _ours(shell):
     return [cb for ev in ("pre_run_cell", "post_run_cell")
             for cb in shell.events.callbacks[ev]
-            if "jaxcheck" in getattr(cb, "__qualname__", "")]
+            if "CellHooks" in getattr(cb, "__qualname__", "")]
 
 
 def test_load_twice_reload_and_unload_restore(ip):

@@ -177,13 +177,13 @@ def test_ctrl_c_during_timing(ip, default_sigint):
 def ours(shell) -> dict:
     """jaxmagic's hooks as the shell holds them."""
     def mine(cb):
-        return "JaxMagic" in getattr(cb, "__qualname__", "")
+        return "CellHooks" in getattr(cb, "__qualname__", "")
     return {
         "pre_run_cell": sum(map(mine, shell.events.callbacks["pre_run_cell"])),
         "post_run_cell": sum(map(mine, shell.events.callbacks["post_run_cell"])),
         "exc_handler": any(                # set_custom_exc wraps our method in a closure
             getattr(getattr(c.cell_contents, "__func__", None), "__name__", "")
-            == "_jaxcheck_on_exception"
+            == "on_exception"
             for c in getattr(shell.CustomTB, "__func__", shell.CustomTB).__closure__ or ()),
         "magics": sorted(n for n in ("jaxpr", "jit_compare", "jaxcheck", "devices",
                                      "shardviz") if n in shell.magics_manager.magics["line"]
