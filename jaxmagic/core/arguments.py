@@ -225,7 +225,16 @@ class Slot:
     fixed_leaves: list = field(default_factory=list)
 
 
-def _slot(name: str, value: Any, static: bool, param: str | None = None) -> Slot:
+_PYTHON_SCALARS = (bool, int, float, complex, np.bool_, np.number)
+TRACES_EVERY_LEAF = ("jax.jit", "nnx.jit")   # jit kinds that trace a pytree's scalars too
+
+
+def _slot(name: str, value: Any, static: bool, param: str | None = None,
+          every_leaf: bool = False) -> Slot:
+    """How one value is held. The filter rule (Equinox's, for undecorated callees and
+    `eqx.filter_jit`): array leaves traced, the rest held. `every_leaf` (a callee under
+    `jax.jit`/`nnx.jit`): a container's Python numbers are traced too, as jit traces
+    them (a `TrainState.step = 0` is a traced int, not a constant)."""
     if static:
         return Slot(name, value, "static")
     libs = _libraries.nnx()
@@ -241,7 +250,8 @@ def _slot(name: str, value: Any, static: bool, param: str | None = None) -> Slot
             shown = name if _short(value) == name else f"{name}={_short(value)}"
         return Slot(name, value, "fixed", None, held=[shown])
     paths = [name + key_text(p) for p, _ in pairs]
-    mask = [is_array(leaf) for _, leaf in pairs]
+    mask = [is_array(leaf) or every_leaf and isinstance(leaf, _PYTHON_SCALARS)
+            for _, leaf in pairs]
     if all(mask):
         return Slot(name, value, "traced", value, paths, treedef=treedef, mask=mask)
     held = [f"{p}={_short(leaf)}" for (p, (_, leaf), m) in zip(paths, pairs, mask) if not m]
@@ -283,7 +293,7 @@ class Partition:
     """
 
     def __init__(self, call: ArgCall, static_pos: set, static_names: tuple,
-                 callee_name: str = ""):
+                 callee_name: str = "", jit_kind: str = ""):
         self.call = call
         self.func, self.method = call.fun, None
         owner = getattr(call.fun, "__self__", None)
@@ -297,11 +307,11 @@ class Partition:
             taken = set(call.params) | set(call.kwargs)
             self.callee_key = _identifier(callee_name or "self", taken)
             self.callee = _slot(callee_name or self.callee_key, callee, False)
-        params = call.params
+        params, every = call.params, jit_kind in TRACES_EVERY_LEAF
         self.args = [_slot(call.arg_names[i], a, i in static_pos,
-                           params[i] if i < len(params) else None)
+                           params[i] if i < len(params) else None, every)
                      for i, a in enumerate(call.args)]
-        self.kwargs = {k: _slot(call.kwarg_names.get(k, k), v, k in static_names, k)
+        self.kwargs = {k: _slot(call.kwarg_names.get(k, k), v, k in static_names, k, every)
                        for k, v in call.kwargs.items()}
         self._split_nnx()
         self._updated: list[str] | None = None   # fixed by the first run
@@ -369,6 +379,16 @@ class Partition:
             slots[self.callee_key] = self.callee
         return [n for i in positional for n in self.args[i].names] + \
             [n for k in sorted(keys) for n in slots[k].names]
+
+    def in_args(self, positional: list[int], keys: list[str]) -> list[str]:
+        """For each flat input (as `in_names`), the argument it is a leaf of, as written:
+        `{'params': state.params}`, not the name cut at its first `.` or `[`."""
+        slots = {**{k: self.kwargs[k] for k in self.kwargs}}
+        if self.callee is not None:
+            slots[self.callee_key] = self.callee
+        return [s.name for s in [self.args[i] for i in positional] + [slots[k] for k in
+                                                                        sorted(keys)]
+                for _ in s.names]
 
     # ---- what JAX traces ----
     def inputs(self, bind_static: bool) -> tuple[list[int], tuple, dict]:

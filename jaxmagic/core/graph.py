@@ -52,6 +52,7 @@ class Node:
     primitive: str = ""
     signature: str = ""       # equal for the same operation / the same collapsed call
     eqns: tuple[int, ...] = ()  # walk-order indices of the equations this node stands for
+    arg: str = ""             # an input's argument as written (`{'params': state.params}`)
 
 
 @dataclass
@@ -462,8 +463,9 @@ def build(traced: Traced) -> Graph:
     b = _Builder(traced.wrappers)
     top = _compat.open_jaxpr(traced.jaxpr)
     env: dict = {}
-    for v, name in zip(top.invars, traced.in_names):
-        env[v] = b.node("input", name, None, detail=(aval_str(v.aval),))
+    args = traced.in_args or [""] * len(traced.in_names)
+    for v, name, arg in zip(top.invars, traced.in_names, args):
+        env[v] = b.node("input", name, None, detail=(aval_str(v.aval),), arg=arg)
     for v in top.constvars:
         env[v] = b.node("const", f"const {aval_str(v.aval)}", None)
     b.walk(top, env, None, 0)
@@ -899,6 +901,8 @@ def _arguments(g: Graph, most: int) -> dict[int, str]:
     are apart (an optimizer's updates and state) when each has more than `most` leaves
     and they differ; a list of alike items (one per layer) stays one."""
     def name(n: Node, pattern: re.Pattern) -> str:
+        if n.arg and pattern is _ARG:
+            return n.arg
         m = pattern.match(n.title)
         return m.group(0) if m else n.title
 

@@ -486,7 +486,8 @@ def plan(f: Any, args: tuple, kwargs: dict, *, arg_names: list[str] | None = Non
                        dict(kwarg_names or {k: k for k in kwargs}), name, param_names(fun))
         nums = norm_argnums(opts.get("static_argnums"), len(args))
         snames = norm_argnames(opts.get("static_argnames"))
-        part = Partition(call, static_positions(call, nums, snames), snames, callee_name)
+        part = Partition(call, static_positions(call, nums, snames), snames, callee_name,
+                         jit_kind=kind)
         if kind != "jax.jit" or part.needs_wrapper:
             return _plan_partition(part, nums, snames, source)
     try:

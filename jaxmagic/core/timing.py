@@ -527,7 +527,8 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
     call, opts, fun, kind = _arguments(m, func, args, dict(kwargs or {}), arg_names,
                                        kwarg_names, name, static_argnums, static_argnames,
                                        donate_argnums, donate_argnames)
-    part = Partition(call, opts.static_pos, opts.snames, callee_name=callee_name)
+    part = Partition(call, opts.static_pos, opts.snames, callee_name=callee_name,
+                     jit_kind=kind)
     return _Measurement(m, call, opts, part, number, repeat, eager).run(fun, kind)
 
 

@@ -38,6 +38,7 @@ class Traced:
     notes: list[str] = field(default_factory=list)   # what was held static, changed, ...
     partition: Partition | None = None
     wrappers: frozenset[str] = frozenset()    # library calls drawn as their inside
+    in_args: list[str] = field(default_factory=list)   # the argument each input is a leaf of
 
 
 def _normalise(static_argnums, static_argnames, nargs: int):
@@ -91,7 +92,7 @@ def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
     """Trace `call` with its static arguments held fixed (as `jax.jit` would)."""
     __tracebackhide__ = True      # the user's error shows their frames, not ours
     info, title, nums, names, kind = resolve(call, static_argnums, static_argnames)
-    part = Partition(info, set(nums), names, callee_name=call.func_src)
+    part = Partition(info, set(nums), names, callee_name=call.func_src, jit_kind=kind)
     pos, dyn_args, dyn_kwargs = part.inputs(bind_static=True)
     try:
         closed, out_shape, wrappers = _make_jaxpr(part.function(bind_static=True),
@@ -111,7 +112,7 @@ def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
     else:
         out_names = _leaf_names("out", out_shape)
     return Traced(closed, in_names, out_names, title, call, nums, names,
-                  part.notes(title, kind), part, wrappers)
+                  part.notes(title, kind), part, wrappers, part.in_args(pos, list(dyn_kwargs)))
 
 
 def stage_text(traced: Traced, stage: str) -> str:

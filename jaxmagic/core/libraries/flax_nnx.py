@@ -12,6 +12,8 @@ from typing import Any, Callable
 import jax
 from flax import nnx
 
+from ... import _compat
+
 _BASES = tuple(c for c in (getattr(nnx, "Pytree", None), getattr(nnx, "Object", None),
                            nnx.Variable) if c is not None)
 
@@ -38,6 +40,10 @@ def unwrap_jit(f: Any) -> tuple[Callable, dict] | None:
         val = getattr(f, name, None)
         if val:
             opts[name] = (val,) if isinstance(val, (int, str)) else tuple(val)
+    # `nnx.jit(static_argnames=...)` keeps the names only on the jax.jit it wraps
+    inner = _compat.jit_options(getattr(f, "jitted_fn", None))
+    if inner is not None:
+        opts.update(inner[1])
     return fun, opts
 
 

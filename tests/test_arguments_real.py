@@ -1,0 +1,65 @@
+"""Issue 17's argument items on real objects: inputs named as the user wrote them, and the
+traced program the one the user's own jit traces."""
+from conftest import run
+
+SETUP = """
+from functools import partial
+from typing import NamedTuple
+from flax import nnx
+
+class TrainState(NamedTuple):
+    params: dict
+    step: int
+
+state = TrainState({'w': jnp.ones((3, 3)), 'b': jnp.zeros(3)}, 0)
+
+@jax.jit
+def scaled(p, lr, n):
+    return jax.tree.map(lambda a: a * lr * n, p)
+
+@jax.jit
+def by_step(s, x):
+    return x @ s.params['w'] * s.step
+
+def plain(s, x):
+    return x @ s.params['w'] * s.step
+
+@partial(nnx.jit, static_argnames=('smoothing', 'pad_id'))
+def smoothed(x, smoothing=0.1, pad_id=0):
+    return x * (1 - smoothing) + pad_id
+"""
+
+
+def _inputs(view):
+    return [(n.title, n.detail) for n in view.graph.nodes.values() if n.kind == "input"]
+
+
+def test_an_argument_is_named_by_its_whole_source_text(ip):
+    ip.run_cell(SETUP)
+    v = ip.run_line_magic("jaxpr", "-o scaled({'params': state.params}, 0.0, 0)")
+    titles = [t for t, _ in _inputs(v)]
+    assert "{'params': state.params} · 2 leaves" in titles, titles
+    record = dict(_inputs(v))["{'params': state.params} · 2 leaves"]
+    assert record[0].startswith("params.b") and record[1].startswith("params.w"), record
+    assert "0.0" in titles and "0" in titles          # two arguments, two inputs
+
+
+def test_a_jax_jit_callee_traces_every_leaf_as_jit_does(ip):
+    ip.run_cell(SETUP)
+    v = ip.run_line_magic("jaxpr", "-o by_step(state, jnp.ones(3))")
+    record = dict(_inputs(v))["state · 3 leaves"]
+    assert any(line.startswith("step i32[]") for line in record), record
+    assert not any("held static" in n for n in v.notes), v.notes
+    # an undecorated callee keeps the filter rule: the int is held, and the view says so
+    v = ip.run_line_magic("jaxpr", "-o plain(state, jnp.ones(3))")
+    assert any("held static" in n and "state.step=0" in n for n in v.notes), v.notes
+
+
+def test_nnx_jit_static_argnames_are_honoured(ip):
+    ip.run_cell(SETUP)
+    v = ip.run_line_magic("jaxpr", "-o smoothed(jnp.ones(3), smoothing=0.2, pad_id=1)")
+    titles = [t for t, _ in _inputs(v)]
+    assert titles == ["jnp.ones(3)"], titles
+    r, cap = run(ip, "r = %jit_compare -o --budget 0.05 smoothed(jnp.ones(3), smoothing=0.2)")
+    assert r.error_in_exec is None and ip.user_ns["r"].static_argnames == ("smoothing",
+                                                                             "pad_id")
