@@ -209,7 +209,7 @@ def test_phase_view_takes_in_collapsed_calls_and_stays_acyclic():
         return jnp.sum(x ** 2)
 
     g = G.collapse(full(jax.grad(deep), [jnp.eye(4)] * 6, jnp.ones((2, 4))), depth=0)
-    assert sum(n.kind == "call" for n in g.nodes.values()) >= 12   # 6 forward, 6 backward
+    assert sum(n.kind == "call" for n in g.nodes.values()) >= 2    # forward and backward
     phase = G.coarsen(g, "phase")
     groups = {n.title: n for n in phase.nodes.values() if n.kind not in ("input", "output")}
     assert set(groups) == {"forward", "backward"}

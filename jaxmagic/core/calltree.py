@@ -164,9 +164,12 @@ class _Recorder:
             if this is None or self.modules and self.modules[-1] in (
                     id(this), id(getattr(this, "__self__", None))):
                 return None       # super().__call__, or a bound method of the same module
+            library = self._kind(code) == _LIBRARY
+            if library and type(this).__name__.startswith("_"):
+                return None       # a library's private helper (Equinox's _VmapWrapper)
             if self.bases and isinstance(this, self.bases) or self._is_user(code):
-                # a library's own module (Equinox's _JitWrapper) may be a wrapper
-                return type(this).__name__, self._kind(code) == _LIBRARY
+                # a library's own module (Flax's or Haiku's) may be a wrapper
+                return type(this).__name__, library
             return None
         kind = self._kind(code)
         if kind == _USER:

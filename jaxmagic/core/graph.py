@@ -466,9 +466,13 @@ def build(traced: Traced) -> Graph:
     args = traced.in_args or [""] * len(traced.in_names)
     for v, name, arg in zip(top.invars, traced.in_names, args):
         env[v] = b.node("input", name, None, detail=(aval_str(v.aval),), arg=arg)
-    for v in top.constvars:
-        env[v] = b.node("const", f"const {aval_str(v.aval)}", None)
+    names = traced.const_names or [""] * len(top.constvars)
+    for v, name in zip(top.constvars, names):
+        env[v] = b.node("const", name or "const", None, detail=(aval_str(v.aval),),
+                        arg=re.match(r"[^\[.]+", name).group(0) if name else _CAPTURED)
     b.walk(top, env, None, 0)
+    _signatures(b)
+    _periods(b)
     for v, name in zip(top.outvars, traced.out_names):
         out = b.node("output", name, None, detail=(aval_str(v.aval),))
         if _compat.is_literal(v):
@@ -517,11 +521,90 @@ def _signatures(b: _Builder) -> None:
     """Equal for sub-graphs of the same structure: the same calls of the same operations
     on the same shapes, in the same order."""
     for c in sorted(b.clusters.values(), key=lambda c: -c.id):   # children first
-        parts = [c.kind, c.label, str(c.backward), *c.detail]
+        parts = [c.kind, _base_label(c.label), str(c.backward), *c.detail]
         for kind, i in b.order[c.id]:
             parts.append(b.clusters[i].signature if kind == "c" else
                          b.nodes[i].signature or f"{b.nodes[i].kind}:{b.nodes[i].title}")
         c.signature = hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
+
+
+def _base_label(label: str) -> str:
+    """`Dense` for Linen's `Dense_3`: the k-th submodule of a class is the same layer."""
+    return re.sub(r"_\d+$", "", label)
+
+
+_LONGEST_PERIOD = 8
+
+
+def _periods(b: _Builder) -> None:
+    """Wrap each repetition of a run of sibling calls repeated in the same order (a Linen
+    `@nn.compact` loop of `Dense`, `BatchNorm`, `relu`, twelve times) in a group of its
+    own, `Dense → BatchNorm → relu`, so the series fold draws it once, ×12."""
+    for parent in list(b.order):
+        items = b.order[parent]
+        keys = [_item_key(b, kind, i) for kind, i in items]
+        out, i = [], 0
+        while i < len(items):
+            p, k = _period_at(b, items, keys, i)
+            if k < 2:
+                out.append(items[i])
+                i += 1
+                continue
+            for r in range(k):
+                out.append(("c", _wrap(b, parent, items[i + r * p: i + (r + 1) * p])))
+            i += p * k
+        b.order[parent] = out
+
+
+def _item_key(b: _Builder, kind: str, i: int) -> str | None:
+    if kind == "c":
+        return "c" + b.clusters[i].signature
+    n = b.nodes[i]
+    return "n" + (n.signature or n.title) if n.kind == "op" else None
+
+
+def _period_at(b: _Builder, items: list, keys: list, i: int) -> tuple[int, int]:
+    """(period, repeats) of the longest run starting at `i` of ≥ 2 repetitions of a
+    pattern with at least two different items, one of them a call."""
+    best = (1, 1)
+    for p in range(2, min(_LONGEST_PERIOD, (len(keys) - i) // 2) + 1):
+        pattern = keys[i:i + p]
+        if None in pattern or len(set(pattern)) < 2 or \
+                not any(items[j][0] == "c" for j in range(i, i + p)):
+            continue
+        k = 1
+        while keys[i + k * p: i + (k + 1) * p] == pattern:
+            k += 1
+        if k >= 2 and p * k > best[0] * best[1]:
+            best = (p, k)
+    return best
+
+
+def _wrap(b: _Builder, parent: int | None, members: list[tuple[str, int]]) -> int:
+    calls = [b.clusters[i] for kind, i in members if kind == "c"]
+    label = " → ".join(_base_label(c.label).split(": ")[-1] for c in calls)
+    level = calls[0].level
+    c = b.cluster("scope", label, parent, level, backward=all(x.backward for x in calls),
+                  label=label)
+    b.order[parent].pop()                       # `cluster` appended it: placed by caller
+    b.order[c] = list(members)
+    for kind, i in members:
+        if kind == "c":
+            b.clusters[i].parent = c
+        else:
+            b.nodes[i].cluster = c
+    for x in b.clusters.values():               # one level deeper: what the wrap holds
+        if x.id != c and _within(b, x.id, c):
+            x.level += 1
+    return c
+
+
+def _within(b: _Builder, cluster: int, ancestor: int) -> bool:
+    while cluster is not None:
+        cluster = b.clusters[cluster].parent
+        if cluster == ancestor:
+            return True
+    return False
 
 
 def _series(b: _Builder) -> dict[int, tuple[int, int]]:
@@ -892,6 +975,7 @@ def _shape_summary(members: list[Node]) -> str:
     return text + (", …" if len(shapes) > 2 else "")
 
 
+_CAPTURED = "captured constants"      # constants whose Python name is not known
 _ARG = re.compile(r"^[^\[.]+")
 _ITEM = re.compile(r"^[^\[.]+\[\d+\]")     # out[0], out[1]: the results of a tuple
 
@@ -906,7 +990,8 @@ def _arguments(g: Graph, most: int) -> dict[int, str]:
         m = pattern.match(n.title)
         return m.group(0) if m else n.title
 
-    ends = [n for n in g.nodes.values() if n.kind in ("input", "output")]
+    ends = [n for n in g.nodes.values() if n.kind in ("input", "output")
+            or n.kind == "const" and n.cluster is None and n.arg]
     arg = {n.id: name(n, _ARG) for n in ends}
     items: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     for n in ends:
@@ -937,7 +1022,8 @@ def records(g: Graph, most: int = 1, rows: int = 6) -> Graph:
         return k if k in big else None
 
     def make(k, members: list[Node]) -> Node:
-        paths = [_leaf_path(m.title[len(k[1]):] or m.title) for m in members]
+        paths = ["" if k[1] == _CAPTURED else _leaf_path(m.title[len(k[1]):] or m.title)
+                 for m in members]
         shapes = [m.detail[0] if m.detail else "" for m in members]
         # leaves that differ only in a list index (one per layer) share a line: [i] ×16
         same = [re.sub(r"\[\d+\]", "[i]", p) for p in paths]

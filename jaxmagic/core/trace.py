@@ -12,7 +12,7 @@ from typing import Any, Sequence
 import jax
 
 from .. import _compat
-from . import calltree, libraries
+from . import calltree, captured, libraries
 from .arguments import (
     ArgCall,
     JitArgumentError,
@@ -39,6 +39,7 @@ class Traced:
     partition: Partition | None = None
     wrappers: frozenset[str] = frozenset()    # library calls drawn as their inside
     in_args: list[str] = field(default_factory=list)   # the argument each input is a leaf of
+    const_names: list[str] = field(default_factory=list)   # where each constant was captured
 
 
 def _normalise(static_argnums, static_argnames, nargs: int):
@@ -112,7 +113,8 @@ def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
     else:
         out_names = _leaf_names("out", out_shape)
     return Traced(closed, in_names, out_names, title, call, nums, names,
-                  part.notes(title, kind), part, wrappers, part.in_args(pos, list(dyn_kwargs)))
+                  part.notes(title, kind), part, wrappers, part.in_args(pos, list(dyn_kwargs)),
+                  captured.names(info.fun, list(_compat.consts_of(closed))))
 
 
 def stage_text(traced: Traced, stage: str) -> str:
