@@ -79,13 +79,14 @@ class JaxMagic(Magics):
 
     # ---- shared plumbing -------------------------------------------------------------
 
-    def _run_prefix(self, code: str, prefix: str) -> None:
-        """Run the cell's statements before its final call, as an ordinary cell would."""
+    def _run_prefix(self, code: str, prefix: str) -> str:
+        """Run the cell's statements before its final call, as an ordinary cell would;
+        return the name the cell's code runs under (its tracebacks show its lines)."""
         __tracebackhide__ = True
-        if not prefix:
-            return
         filename = self.shell.compile.cache(code, self.shell.execution_count)
-        exec(compile(prefix, filename, "exec", dont_inherit=True), self.shell.user_ns)  # noqa: S102
+        if prefix:
+            exec(compile(prefix, filename, "exec", dont_inherit=True), self.shell.user_ns)  # noqa: S102
+        return filename
 
     def _call(self, magic: str, line: str, cell: str | None) -> BoundCall:
         """The call a magic acts on: `line` itself, or the cell's final expression.
@@ -95,6 +96,7 @@ class JaxMagic(Magics):
         """
         __tracebackhide__ = True
         try:
+            filename = "<jaxmagic-target>"
             if cell is None:
                 target = parse_call(line)
             else:
@@ -109,8 +111,8 @@ class JaxMagic(Magics):
                             e._jaxmagic_parse_error = True
                             raise
                     raise TargetError(problem)
-                self._run_prefix(code, prefix)
-            return bind(target, self.shell.user_ns)
+                filename = self._run_prefix(code, prefix)
+            return bind(target, self.shell.user_ns, filename)
         except TargetError as e:
             form = f"%%{magic} [options]\n<cell ending in F(ARGS...)>" if cell is not None \
                 else f"%{magic} [options] F(ARGS...)"

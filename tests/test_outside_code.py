@@ -248,3 +248,11 @@ def test_a_first_eager_call_outside_the_budget_is_named(ip):
     r = ip.run_line_magic("jit_compare", "-o --budget 0.02 -n 1 -r 1 slow_first(jnp.ones(3))")
     assert r.eager_first_s > 0.05
     assert any("first eager call took" in n and "--no-eager" in n for n in r.notes)
+
+
+def test_a_cell_magics_error_card_names_the_final_calls_line(ip):
+    ip.run_cell("def f(x):\n    return x\n")
+    _, cap = run(ip, "%%jaxpr\ny = jnp.arange(6.)\nf(y.reshape(4, 4))")
+    card = "".join(o.data.get("text/plain", "") for o in cap.outputs)
+    assert "at line 2" in card and "f(y.reshape(4, 4))" in card, card
+    assert "target.py" not in cap.stdout + cap.stderr      # no frames of jaxmagic's own

@@ -127,9 +127,16 @@ def _held_arguments(func: Callable) -> tuple[list, list[str]]:
                         for i in range(len(held))]
 
 
-def bind(target: CallTarget, namespace: dict[str, Any]) -> BoundCall:
-    """Evaluate the callee and arguments in the user's namespace (each exactly once)."""
-    ev = lambda s: eval(compile(s, "<jaxmagic-target>", "eval"), namespace)  # noqa: E731,S307
+def bind(target: CallTarget, namespace: dict[str, Any],
+         filename: str = "<jaxmagic-target>") -> BoundCall:
+    """Evaluate the callee and arguments in the user's namespace (each exactly once).
+    `filename`: the cell's, so an error in an argument is shown at the call's line."""
+    __tracebackhide__ = True
+    pad = "\n" * (target.lineno - 1)
+
+    def ev(s: str) -> Any:
+        __tracebackhide__ = True
+        return eval(compile(pad + s, filename, "eval"), namespace)  # noqa: S307
     func = ev(target.func_src)
     if not callable(func):
         raise TargetError(f"{target.func_src} is {type(func).__name__}, not callable")
