@@ -63,3 +63,40 @@ def test_nnx_jit_static_argnames_are_honoured(ip):
     r, cap = run(ip, "r = %jit_compare -o --budget 0.05 smoothed(jnp.ones(3), smoothing=0.2)")
     assert r.error_in_exec is None and ip.user_ns["r"].static_argnames == ("smoothing",
                                                                              "pad_id")
+
+
+EQX_STEP = """
+import equinox as eqx, optax
+
+class Block(eqx.Module):
+    lin: eqx.nn.Linear
+    drop: eqx.nn.Dropout
+
+    def __init__(self, key):
+        self.lin = eqx.nn.Linear(4, 4, key=key)
+        self.drop = eqx.nn.Dropout(0.1, inference=True)
+
+    def __call__(self, x):
+        return self.drop(jax.nn.relu(self.lin(x)))
+
+block = Block(jax.random.key(0))
+sgd = optax.sgd(0.1)
+sgd_state = sgd.init(eqx.filter(block, eqx.is_array))
+
+@eqx.filter_jit
+def eqx_step(model, opt_state, x):
+    loss, g = eqx.filter_value_and_grad(lambda m: jnp.sum(m(x) ** 2))(model)
+    updates, opt_state = sgd.update(g, opt_state)
+    return eqx.apply_updates(model, updates), opt_state, loss
+"""
+
+
+def test_an_eqx_filter_jit_steps_python_fields_are_no_outputs(ip):
+    """`eqx.filter_jit` returns Dropout.p and .inference as the Python values they were:
+    they were drawn as `const 0.1` / `const True` outputs typed f32[] and bool[]."""
+    ip.run_cell(EQX_STEP)
+    v = ip.run_line_magic("jaxpr", "-o eqx_step(block, sgd_state, jnp.ones(4))")
+    assert not [n.title for n in v.graph.nodes.values() if n.kind == "const"]
+    outputs = " ".join(" ".join(n.detail) for n in v.graph.nodes.values() if n.kind == "output")
+    assert "drop" not in outputs and "lin.weight" in outputs, outputs
+    assert any("2 output leaves are not arrays" in n for n in v.notes), v.notes

@@ -308,6 +308,7 @@ class Partition:
             self.callee_key = _identifier(callee_name or "self", taken)
             self.callee = _slot(callee_name or self.callee_key, callee, False)
         params, every = call.params, jit_kind in TRACES_EVERY_LEAF
+        self.every_leaf = every
         self.args = [_slot(call.arg_names[i], a, i in static_pos,
                            params[i] if i < len(params) else None, every)
                      for i, a in enumerate(call.args)]
@@ -485,12 +486,15 @@ class Partition:
         return list(self._updated or [])
 
     def _arrays(self, out: Any) -> Any:
-        """The output with leaves that are not arrays left out (jit could not return them)."""
+        """The output with leaves that are not arrays left out (jit could not return them;
+        under the filter rule a Python number is no array either: `eqx.filter_jit` returns
+        a model's `Dropout.p` as the Python value it was)."""
+        keep = is_arraylike if self.every_leaf else is_array
         leaves = jax.tree_util.tree_leaves(out)
-        self.dropped_outputs = sum(not is_arraylike(x) for x in leaves)
+        self.dropped_outputs = sum(not keep(x) for x in leaves)
         if not self.dropped_outputs:
             return out
-        return jax.tree_util.tree_map(lambda x: x if is_arraylike(x) else None, out)
+        return jax.tree_util.tree_map(lambda x: x if keep(x) else None, out)
 
     def _signature(self, pos: list[int], bind_static: bool):
         """The user's parameter names, so JAX's errors say "argument n"."""
