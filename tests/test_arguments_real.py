@@ -100,3 +100,26 @@ def test_an_eqx_filter_jit_steps_python_fields_are_no_outputs(ip):
     outputs = " ".join(" ".join(n.detail) for n in v.graph.nodes.values() if n.kind == "output")
     assert "drop" not in outputs and "lin.weight" in outputs, outputs
     assert any("2 output leaves are not arrays" in n for n in v.notes), v.notes
+
+
+PMAP_STEP = """
+def pm_loss(w, x):
+    return jnp.mean(jnp.tanh(x @ w) ** 2)
+
+def pm_step(w, x):
+    l, g = jax.value_and_grad(pm_loss)(w, x)
+    return w - 0.1 * jax.lax.pmean(g, 'i'), l
+
+pstep = jax.pmap(pm_step, axis_name='i')
+"""
+
+
+def test_a_pmap_target_is_drawn_as_pmap_with_its_backward_pass(ip):
+    """It was `jit: _fun › shard_map` (JAX's implementation), one closed box."""
+    ip.run_cell(PMAP_STEP)
+    v = ip.run_line_magic("jaxpr", "-o pstep(jnp.ones((8, 4, 4)), jnp.ones((8, 2, 4)))")
+    titles = [c.title for c in v.graph.clusters.values()]
+    assert titles[0].startswith("pmap: pstep") and not any(
+        t.startswith(("jit: _fun", "shard_map")) for t in titles), titles
+    assert "pm_step · backward" in titles or "pm_loss · backward" in titles, titles
+    assert any(n.primitive == "psum" for n in v.graph.nodes.values())

@@ -471,6 +471,8 @@ def build(traced: Traced) -> Graph:
         env[v] = b.node("const", name or "const", None, detail=(aval_str(v.aval),),
                         arg=re.match(r"[^\[.]+", name).group(0) if name else _CAPTURED)
     b.walk(top, env, None, 0)
+    if traced.pmap:
+        _as_pmap(b, traced.func_name)
     _signatures(b)
     _periods(b)
     for v, name in zip(top.outvars, traced.out_names):
@@ -526,6 +528,34 @@ def _signatures(b: _Builder) -> None:
             parts.append(b.clusters[i].signature if kind == "c" else
                          b.nodes[i].signature or f"{b.nodes[i].kind}:{b.nodes[i].title}")
         c.signature = hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
+
+
+def _as_pmap(b: _Builder, name: str) -> None:
+    """Newer JAX runs `jax.pmap(f)` as a jit of a shard_map of f (`jit: _fun ›
+    shard_map`): one group `pmap: f`, the shard_map's mesh and specs its detail, so the
+    automatic depth opens f's body, not JAX's implementation."""
+    calls = [i for kind, i in b.order[None] if kind == "c"]
+    if len(calls) != 1 or b.clusters[calls[0]].kind != "jit":
+        return
+    outer = b.clusters[calls[0]]
+    inner = [i for kind, i in b.order[outer.id] if kind == "c"]
+    if len(inner) != 1 or b.clusters[inner[0]].kind != "shard_map" or \
+            any(kind == "n" and b.nodes[i].kind == "op" for kind, i in b.order[outer.id]):
+        return
+    shard = b.clusters[inner[0]]
+    outer.kind, outer.title, outer.label, outer.detail = \
+        "pmap", f"pmap: {name}", f"pmap: {name}", shard.detail
+    b.order[outer.id] = [x for x in b.order[outer.id] if x != ("c", shard.id)] + \
+        b.order.pop(shard.id)
+    for n in b.nodes.values():
+        if n.cluster == shard.id:
+            n.cluster = outer.id
+    for c in b.clusters.values():
+        if c.parent == shard.id:
+            c.parent = outer.id
+        if _within(b, c.id, outer.id):
+            c.level -= 1
+    del b.clusters[shard.id]
 
 
 def _base_label(label: str) -> str:

@@ -40,6 +40,7 @@ class Traced:
     wrappers: frozenset[str] = frozenset()    # library calls drawn as their inside
     in_args: list[str] = field(default_factory=list)   # the argument each input is a leaf of
     const_names: list[str] = field(default_factory=list)   # where each constant was captured
+    pmap: bool = False        # the callee is a jax.pmap (drawn as one `pmap:` group)
 
 
 def _normalise(static_argnums, static_argnames, nargs: int):
@@ -114,7 +115,8 @@ def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
         out_names = _leaf_names("out", out_shape)
     return Traced(closed, in_names, out_names, title, call, nums, names,
                   part.notes(title, kind), part, wrappers, part.in_args(pos, list(dyn_kwargs)),
-                  captured.names(info.fun, list(_compat.consts_of(closed))))
+                  captured.names(info.fun, list(_compat.consts_of(closed))),
+                  _compat.is_pmap(call.func))
 
 
 def stage_text(traced: Traced, stage: str) -> str:
