@@ -48,3 +48,22 @@ def test_captured_arrays_are_one_record_named_as_captured(linen):
     assert [n.title for n in consts] == ["variables · 18 leaves"], [n.title for n in consts]
     assert consts[0].detail[0].startswith("params.Dense_0.kernel f32[8,8]")
     assert view.graph.grouping == "equation"
+
+
+def test_many_state_arguments_stand_in_rows_not_one_wide_row(ip):
+    """A train step's model, optimizer, RNG streams, metrics and batch: five records that,
+    side by side, decided the picture's width (gemma's step fell back to passes)."""
+    from jaxmagic.render.dot import ENDS_ROW_PT, end_rows, node_width, to_dot
+
+    ip.run_cell("def step(a, b, c, d, e):\n"
+                "    return jax.tree.map(lambda x: x * 2, (a, b, c, d, e))\n"
+                "state = {f'layer_{i}': {'kernel_weights': jnp.ones((4, 4)), "
+                "'bias_term': jnp.ones(4)} for i in range(8)}")
+    view = ip.run_line_magic("jaxpr", "-o step(state, state, state, state, state)")
+    records = [n for n in view.graph.nodes.values() if n.kind == "input"]
+    assert len(records) == 5
+    rows = end_rows(records)
+    assert len(rows) >= 2 and all(
+        sum(node_width(n) + 18 for n in row) <= ENDS_ROW_PT or len(row) == 1 for row in rows)
+    dot = to_dot(view.graph)
+    assert dot.count("rank=source") == 1 and "rank=same" in dot

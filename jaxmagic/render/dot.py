@@ -68,6 +68,33 @@ def _record(n: Node) -> str:
     return '"' + rows[0] + "\\n" + "".join(r + "\\l" for r in rows[1:]) + '"'
 
 
+_CHAR_PT = 0.6        # DejaVu Sans, average advance per point of font size
+ENDS_ROW_PT = 560.0   # arguments (results) stand in rows at most this wide
+
+
+def node_width(n: Node) -> float:
+    """A node's drawn width in points, estimated from its label."""
+    rows = label_rows(n.title, n.detail, n.where)
+    size = STUB_PT if n.kind == "stub" else NODE_PT
+    return max(54.0, max(len(r) for r in rows) * size * _CHAR_PT + 18)
+
+
+def end_rows(ends: list[Node]) -> list[list[Node]]:
+    """Arguments (or results) in rows of bounded width: a train step's five state records
+    stand two or three to a row instead of deciding the picture's width."""
+    rows: list[list[Node]] = []
+    width = ENDS_ROW_PT
+    for n in ends:
+        w = node_width(n) + 18
+        if rows and width + w <= ENDS_ROW_PT:
+            rows[-1].append(n)
+            width += w
+        else:
+            rows.append([n])
+            width = w
+    return rows
+
+
 _SHAPE = {"call": ", shape=box3d", "input": ", shape=box", "output": ", shape=box",
           "stub": f', shape=ellipse, style="filled,dashed", fontsize={STUB_PT}, height=0.2'}
 
@@ -150,20 +177,31 @@ def to_dot(g: Graph, rankdir: str = "TB", title: str = "",
     # arguments in one row above everything (a source inside a group, such as a stub,
     # hangs from them by an invisible edge), results in one row below (the same for a
     # value nothing uses), so they never stand beside a tall group and widen the picture
-    inputs = [n.id for n in members.get(None, []) if n.kind == "input"]
-    outputs = [n.id for n in members.get(None, []) if n.kind == "output"]
+    in_rows = end_rows([n for n in members.get(None, []) if n.kind == "input"])
+    out_rows = end_rows([n for n in members.get(None, []) if n.kind == "output"])
     fed, feeding = {e.dst for e in g.edges}, {e.src for e in g.edges}
-    for i in inputs[:1]:
+    for i in [r[0].id for r in in_rows[-1:]]:
         lines.extend(f"  n{i} -> n{n.id} [style=invis, weight=0];" for n in g.nodes.values()
                      if n.id not in fed and n.cluster in g.clusters)
-    for i in outputs[:1]:
+    for i in [r[0].id for r in out_rows[:1]]:
         lines.extend(f"  n{n.id} -> n{i} [style=invis, weight=0];" for n in g.nodes.values()
                      if n.id not in feeding and n.cluster in g.clusters)
-    for where, ends in (("source", inputs), ("sink", outputs)):
-        if ends:
-            lines.append(f"  {{rank={where}; {'; '.join(f'n{i}' for i in ends)};}}")
+    lines += _stacked(in_rows, "source", first=True) + _stacked(out_rows, "sink", first=False)
     for e in g.edges:   # xlabels are placed after layout: a third of the time of labels
         lab = f' [xlabel="{attr_text(e.label, 40)}"]' if labelled(g, e) else ""
         lines.append(f"  n{e.src} -> n{e.dst}{lab};")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _stacked(rows: list[list[Node]], where: str, first: bool) -> list[str]:
+    """Rows one under the other: the outermost pinned to the top (bottom) rank, each
+    next one hung from it by an invisible edge."""
+    out = []
+    for k, row in enumerate(rows):
+        edge = (k == 0) if first else (k == len(rows) - 1)
+        out.append(f"  {{rank={where if edge else 'same'}; "
+                   f"{'; '.join(f'n{n.id}' for n in row)};}}")
+        if k:
+            out.append(f"  n{rows[k - 1][0].id} -> n{row[0].id} [style=invis, weight=0];")
+    return out

@@ -19,7 +19,7 @@ from . import dot as D
 CELL_PX = 940         # measured: a graph's drawn width in nbconvert's page at 1100 px
 MIN_TEXT_PX = 8.0
 MAX_RANKS = 70        # taller than this and the reader loses the thread; coarsen instead
-_CHAR_PT = 0.6        # DejaVu Sans, average advance per point of font size
+_CHAR_PT = D._CHAR_PT
 
 
 @dataclass
@@ -35,12 +35,6 @@ class Size:
 def max_width_pt(cell_px: float = CELL_PX) -> float:
     """The widest SVG (in points) whose smallest text stays ≥ MIN_TEXT_PX."""
     return cell_px * (D.SMALLEST_PT * 4 / 3 / MIN_TEXT_PX) * 3 / 4
-
-
-def _node_width(n: G.Node) -> float:
-    rows = D.label_rows(n.title, n.detail, n.where)
-    size = D.STUB_PT if n.kind == "stub" else D.NODE_PT
-    return max(54.0, max(len(r) for r in rows) * size * _CHAR_PT + 18)
 
 
 def _ranks(g: G.Graph) -> dict[int, int]:
@@ -68,12 +62,17 @@ def _ranks(g: G.Graph) -> dict[int, int]:
     for i in reversed(order):     # pulled down to its uses where they outnumber its inputs
         if succ[i] and g.nodes[i].kind != "input" and len(succ[i]) >= fanin[i]:
             rank[i] = max(rank[i], min(rank[j] for j in succ[i]) - 1, 1)
+    # to_dot puts arguments first and results last, each in rows of bounded width
+    ends = [n for n in g.nodes.values() if n.cluster not in g.clusters]
+    in_rows = D.end_rows([n for n in ends if n.kind == "input"])
+    out_rows = D.end_rows([n for n in ends if n.kind == "output"])
+    shift = max(len(in_rows) - 1, 0)
+    rank = {i: r + shift for i, r in rank.items()}
     last = max(rank.values(), default=0) + 1
-    for i, n in g.nodes.items():      # to_dot puts arguments first and results last
-        if n.kind == "input" and n.cluster not in g.clusters:
-            rank[i] = 0
-        elif n.kind == "output" and n.cluster not in g.clusters:
-            rank[i] = last
+    for k, row in enumerate(in_rows):
+        rank.update({n.id: k for n in row})
+    for k, row in enumerate(out_rows):
+        rank.update({n.id: last + k for n in row})
     return rank
 
 
@@ -95,7 +94,7 @@ def estimate(g: G.Graph) -> Size:
     rows: dict[int | None, dict[int, float]] = defaultdict(lambda: defaultdict(float))
     for n in g.nodes.values():
         c = n.cluster if n.cluster in g.clusters else None
-        rows[c][rank[n.id]] += _node_width(n) + 18          # nodesep 0.25 in
+        rows[c][rank[n.id]] += D.node_width(n) + 18          # nodesep 0.25 in
     for e in g.edges:
         if D.labelled(g, e):
             n = g.nodes[e.dst]
