@@ -58,8 +58,9 @@ def test_many_state_arguments_stand_in_rows_not_one_wide_row(ip):
     ip.run_cell("def step(a, b, c, d, e):\n"
                 "    return jax.tree.map(lambda x: x * 2, (a, b, c, d, e))\n"
                 "state = {f'layer_{i}': {'kernel_weights': jnp.ones((4, 4)), "
-                "'bias_term': jnp.ones(4)} for i in range(8)}")
-    view = ip.run_line_magic("jaxpr", "-o step(state, state, state, state, state)")
+                "'bias_term': jnp.ones(4)} for i in range(8)}\n"
+                "model, optimizer, rngs, metrics, batch = (dict(state) for _ in range(5))")
+    view = ip.run_line_magic("jaxpr", "-o step(model, optimizer, rngs, metrics, batch)")
     records = [n for n in view.graph.nodes.values() if n.kind == "input"]
     assert len(records) == 5
     rows = end_rows(records)
