@@ -119,7 +119,7 @@ def test_a_pmap_target_is_drawn_as_pmap_with_its_backward_pass(ip):
     ip.run_cell(PMAP_STEP)
     v = ip.run_line_magic("jaxpr", "-o pstep(jnp.ones((8, 4, 4)), jnp.ones((8, 2, 4)))")
     titles = [c.title for c in v.graph.clusters.values()]
-    assert titles[0].startswith("pmap: pstep") and not any(
+    assert titles[0].startswith("pmap: ") and not any(
         t.startswith(("jit: _fun", "shard_map")) for t in titles), titles
     assert "pm_step · backward" in titles or "pm_loss · backward" in titles, titles
     assert any(n.primitive == "psum" for n in v.graph.nodes.values())
