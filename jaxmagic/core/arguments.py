@@ -373,23 +373,21 @@ class Partition:
             out.append(f"{self.dropped_outputs} output leaves are not arrays (left out)")
         return out
 
-    def in_names(self, positional: list[int], keys: list[str]) -> list[str]:
-        """Names of the flat inputs of `function()` called with those positions and keys."""
-        slots = {**{k: self.kwargs[k] for k in self.kwargs}}
+    def _traced_slots(self, positional: list[int], keys: list[str]) -> list[Slot]:
+        """The slots `function()` receives with those positions and keys, in flat order."""
+        slots = dict(self.kwargs)
         if self.callee is not None:
             slots[self.callee_key] = self.callee
-        return [n for i in positional for n in self.args[i].names] + \
-            [n for k in sorted(keys) for n in slots[k].names]
+        return [self.args[i] for i in positional] + [slots[k] for k in sorted(keys)]
+
+    def in_names(self, positional: list[int], keys: list[str]) -> list[str]:
+        """Names of the flat inputs of `function()` called with those positions and keys."""
+        return [n for s in self._traced_slots(positional, keys) for n in s.names]
 
     def in_args(self, positional: list[int], keys: list[str]) -> list[str]:
         """For each flat input (as `in_names`), the argument it is a leaf of, as written:
         `{'params': state.params}`, not the name cut at its first `.` or `[`."""
-        slots = {**{k: self.kwargs[k] for k in self.kwargs}}
-        if self.callee is not None:
-            slots[self.callee_key] = self.callee
-        return [s.name for s in [self.args[i] for i in positional] + [slots[k] for k in
-                                                                        sorted(keys)]
-                for _ in s.names]
+        return [s.name for s in self._traced_slots(positional, keys) for _ in s.names]
 
     # ---- what JAX traces ----
     def inputs(self, bind_static: bool) -> tuple[list[int], tuple, dict]:
