@@ -77,7 +77,7 @@ jit_train_step = jax.jit(train.train_step, static_argnums=(2, 3, 4), donate_argn
 LM1B_CALL = "jit_train_step(state, batch, cfg, learning_rate_fn, 0.0, jax.random.key(1))"
 
 MODELS = [("gemma train step (NNX)", GEMMA, GEMMA_CALL, ("Block", "Transformer")),
-          ("lm1b train step (Linen)", LM1B, LM1B_CALL, ("DecoderBlock", "Decoder"))]
+          ("lm1b train step (Linen)", LM1B, LM1B_CALL, ("encoderdecoderblock", "decoder"))]
 
 
 def extract(mirrors: Path) -> str | None:

@@ -459,3 +459,15 @@ def make_step(model, opt_state, x, y):
     pools = [c for c in g.clusters.values() if c.title.startswith("MaxPool2d")]
     assert len(pools) == 2      # forward and backward, not a MaxPool2d inside a MaxPool2d
     assert all(g.clusters[c.parent].title.startswith("CNN") for c in pools)
+
+
+def test_the_width_estimate_ranks_what_follows_a_cycle():
+    """Lines grouped around a call they feed and read (`lr = schedule(step)` around a
+    clip) make a cycle; everything after it was ranked first, one row as wide as the
+    whole program, so the automatic depth opened nothing of lm1b's model."""
+    nodes = {i: G.Node(i, "input" if i == 0 else "op", f"n{i}") for i in range(5)}
+    edges = [G.Edge(0, 1, ""), G.Edge(1, 2, ""), G.Edge(2, 1, ""), G.Edge(2, 3, ""),
+             G.Edge(3, 4, "")]
+    rank = fit._ranks(G.Graph(nodes, edges, {}, 5))
+    assert rank[0] < rank[1] < rank[3] < rank[4]
+    assert len(set(rank.values())) >= 4

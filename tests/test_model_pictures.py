@@ -2,6 +2,8 @@
 layers, and its size follows the model's structure, not its depth."""
 import pytest
 
+from jaxmagic.core import graph as G
+
 SETUP = """
 import flax.linen as nn
 
@@ -68,3 +70,129 @@ def test_many_state_arguments_stand_in_rows_not_one_wide_row(ip):
         sum(node_width(n) + 18 for n in row) <= ENDS_ROW_PT or len(row) == 1 for row in rows)
     dot = to_dot(view.graph)
     assert dot.count("rank=source") == 1 and "rank=same" in dot
+
+
+NNX_STEP = """
+import inspect
+import optax
+from flax import nnx
+
+class Attention(nnx.Module):
+    def __init__(self, d, rngs):
+        self.qkv, self.out = nnx.Linear(d, 3 * d, rngs=rngs), nnx.Linear(d, d, rngs=rngs)
+
+    def __call__(self, x, mask):
+        q, k, v = jnp.split(self.qkv(x), 3, axis=-1)
+        s = jnp.where(mask, q @ k.swapaxes(-1, -2) / jnp.sqrt(q.shape[-1]), -1e9)
+        return self.out(jax.nn.softmax(s) @ v)
+
+class Block(nnx.Module):
+    def __init__(self, d, rngs):
+        self.norm1, self.norm2 = nnx.LayerNorm(d, rngs=rngs), nnx.LayerNorm(d, rngs=rngs)
+        self.attn = Attention(d, rngs)
+        self.up, self.down = nnx.Linear(d, 2 * d, rngs=rngs), nnx.Linear(2 * d, d, rngs=rngs)
+
+    def __call__(self, x, mask):
+        x = x + self.attn(self.norm1(x), mask)
+        return x + self.down(jax.nn.gelu(self.up(self.norm2(x))))
+
+class Model(nnx.Module):
+    def __init__(self, vocab, d, layers, rngs):
+        self.embed = nnx.Embed(vocab, d, rngs=rngs)
+        blocks = [Block(d, rngs) for _ in range(layers)]
+        self.blocks = nnx.List(blocks) if hasattr(nnx, 'List') else blocks   # flax >= 0.12
+        self.head = nnx.Linear(d, vocab, rngs=rngs)
+
+    def __call__(self, tokens, mask):
+        x = self.embed(tokens)
+        for block in self.blocks:
+            x = block(x, mask)
+        return self.head(x)
+
+def loss_fn(model, batch, mask):
+    logits = model(batch['inputs'], mask)
+    loss = optax.softmax_cross_entropy_with_integer_labels(logits, batch['targets']).mean()
+    return loss, logits
+
+WITH_MODEL = 'model' in inspect.signature(nnx.Optimizer.update).parameters   # flax >= 0.11
+
+@nnx.jit
+def train_step(model, optimizer, metrics, rngs, batch):
+    pad = batch['inputs'] > 0
+    T = pad.shape[1]
+    mask = jnp.tril(jnp.ones((T, T), bool)) & pad[:, None, :] & pad[:, :, None]
+    key = rngs.dropout()
+    grad_fn = nnx.value_and_grad(loss_fn, has_aux=True)
+    (loss, logits), grads = grad_fn(model, batch, mask)
+    optimizer.update(model, grads) if WITH_MODEL else optimizer.update(grads)
+    metrics.update(loss=loss, logits=logits, labels=batch['targets'])
+    return loss
+
+model = Model(64, 32, 4, nnx.Rngs(0))
+optimizer = nnx.Optimizer(model, optax.adamw(1e-3), wrt=nnx.Param)
+metrics = nnx.MultiMetric(loss=nnx.metrics.Average('loss'), accuracy=nnx.metrics.Accuracy())
+rngs = nnx.Rngs(dropout=1)
+batch = {'inputs': jnp.ones((2, 16), jnp.int32), 'targets': jnp.ones((2, 16), jnp.int32)}
+"""
+
+
+def _calls(view):
+    return {n.title: n for n in view.graph.nodes.values() if n.kind == "call"}
+
+
+@pytest.mark.slow
+def test_a_train_step_shows_its_model_blocks_beside_the_optimizer_update(ip):
+    """A transformer train step with five state arguments (Flax's gemma example in small):
+    its default picture opens loss_fn › Model › Block ×4, and the optimizer and metrics
+    updates stand beside it as groups of their own. It was loss_fn as one closed box."""
+    from jaxmagic.render.jaxpr import _text_px
+
+    assert ip.run_cell(NNX_STEP).success
+    view = ip.run_line_magic("jaxpr", "-o train_step(model, optimizer, metrics, rngs, batch)")
+    clusters = {c.title: c for c in view.graph.clusters.values()}
+    assert {"loss_fn", "Model", "Block ×4"} <= set(clusters), (sorted(clusters), view.notes)
+    assert clusters["Block ×4"].parent == clusters["Model"].id
+    calls = _calls(view)
+    for update in ("optimizer.update", "metrics.update"):
+        assert calls[update].cluster not in view.graph.clusters      # not inside loss_fn
+    assert view.graph.grouping == "equation", view.notes
+    assert _text_px(view.svg().encode()) >= 8
+    arguments = [n for n in view.graph.nodes.values() if n.kind == "input"]
+    assert [n.title for n in arguments] == ["arguments"]       # one box, a line each
+    assert [row.split(" · ")[0] for row in arguments[0].detail] == \
+        ["model", "optimizer", "metrics", "rngs", "batch"]
+
+
+LINEN_DROPOUT = """
+import flax.linen as nn
+
+class Block(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return x + nn.Dropout(0.1)(nn.relu(nn.Dense(8)(x)), deterministic=False)
+
+class Stack(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        for i in range(4):
+            x = Block(name=f'layer_{i}')(x)
+        return x
+
+stack_vars = Stack().init(jax.random.key(0), jnp.ones((2, 8)))
+"""
+
+
+def test_linen_blocks_that_differ_only_in_their_dropout_salt_fold(linen):
+    """Linen folds each module's path into its dropout key: the same layer four times, with
+    four different constants. lm1b's blocks were drawn one by one."""
+    assert linen.run_cell(LINEN_DROPOUT).success
+    view = linen.run_line_magic(
+        "jaxpr", "-o Stack().apply(stack_vars, jnp.ones((2, 8)), "
+                 "rngs={'dropout': jax.random.key(1)})")
+    g = G.fold(view.full)
+    series = [c for c in g.clusters.values() if c.repeat > 1]
+    assert [(G.series_title(c), c.repeat) for c in series] == [("layer_0 ×4", 4)], \
+        [c.title for c in g.clusters.values()]
+    # the name Linen gave the block's scope and the class it calls are one group
+    assert series[0].detail == ("Block",)
+    assert not any(c.parent == series[0].id and c.label == "Block" for c in g.clusters.values())

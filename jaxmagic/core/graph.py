@@ -309,12 +309,15 @@ class _Builder:
             return self.while_(eqn, env, parent, level, where, source)
         if kind or subs:
             return self.call(eqn, kind or prim, env, parent, level, where, source, subs)
-        lits = [_literal(a) for a in eqn.invars if _compat.is_literal(a)]
-        title = prim + (" · " + ", ".join(lits) if lits else "")
+        lits = [a for a in eqn.invars if _compat.is_literal(a)]
+        title = prim + (" · " + ", ".join(map(_literal, lits)) if lits else "")
+        # a literal's value is no part of the structure: the layers of a Linen model differ
+        # in the salt each folds into its dropout key, and are still one layer ×4
+        shapes = [",".join(aval_str(v.aval) for v in vs) for vs in (lits, eqn.outvars)]
         n = self.node("op", title, parent, detail=_params_detail(prim, eqn.params),
                       where=where, source=source, collective=prim in COLLECTIVES,
                       backward=backward, primitive=prim, eqns=(index,),
-                      signature=f"{title}:{','.join(aval_str(v.aval) for v in eqn.outvars)}")
+                      signature=f"{prim}:{shapes[0]}:{shapes[1]}")
         for a in eqn.invars:
             self.feed(a, env, n)
         for v in eqn.outvars:
@@ -471,6 +474,7 @@ def build(traced: Traced) -> Graph:
         env[v] = b.node("const", name or "const", None, detail=(aval_str(v.aval),),
                         arg=re.match(r"[^\[.]+", name).group(0) if name else _CAPTURED)
     b.walk(top, env, None, 0)
+    _merge_lone_calls(b)
     if traced.pmap:
         _as_pmap(b, traced.func_name)
     _signatures(b)
@@ -528,6 +532,29 @@ def _signatures(b: _Builder) -> None:
             parts.append(b.clusters[i].signature if kind == "c" else
                          b.nodes[i].signature or f"{b.nodes[i].kind}:{b.nodes[i].title}")
         c.signature = hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
+
+
+def _merge_lone_calls(b: _Builder) -> None:
+    """A named scope that holds nothing but one module's call (Linen's
+    `encoderdecoderblock_0` around an `EncoderDecoder1DBlock`) is one group, named as the
+    scope and marked with the module: two nested boxes of one call say nothing more."""
+    for outer in sorted(b.clusters.values(), key=lambda c: -c.id):
+        inner = b.order[outer.id]
+        if outer.kind != "scope" or outer.detail != ("named scope",) or len(inner) != 1 or \
+                inner[0][0] != "c" or b.clusters[inner[0][1]].kind != "scope" or \
+                b.clusters[inner[0][1]].detail:
+            continue
+        call = b.clusters.pop(inner[0][1])
+        outer.detail = (call.label,)
+        b.order[outer.id] = b.order.pop(call.id)
+        for n in b.nodes.values():
+            if n.cluster == call.id:
+                n.cluster = outer.id
+        for c in b.clusters.values():
+            if c.parent == call.id:
+                c.parent = outer.id
+            if _within(b, c.id, outer.id):
+                c.level -= 1
 
 
 def _as_pmap(b: _Builder, name: str) -> None:
@@ -1098,15 +1125,18 @@ def quiet_where(g: Graph, least: int = 3) -> Graph:
     return replace(g, nodes=nodes)
 
 
-def stubs(g: Graph, fanout: int = 4) -> Graph:
+def stubs(g: Graph, fanout: int = 4, packed: Iterable[str] = ()) -> Graph:
     """An input that feeds `fanout` or more nodes is drawn once, without edges, and each
     consumer gets a short stub naming it, so the parameters of many layers do not
-    stretch the picture across the cell (as TensorBoard extracts high-degree nodes)."""
+    stretch the picture across the cell (as TensorBoard extracts high-degree nodes); so is
+    every input where `pack` draws the arguments as one box."""
     dests: dict[int, set[int]] = defaultdict(set)
     for e in g.edges:
         if g.nodes[e.src].kind == "input":
             dests[e.src].add(e.dst)
     hubs = {i for i, d in dests.items() if len(d) >= fanout}
+    packed = {n.id for n in ends(g, "input")} if "input" in packed else set()
+    hubs |= packed
     if not hubs:
         return g
     nodes, edges = dict(g.nodes), []
@@ -1115,12 +1145,51 @@ def stubs(g: Graph, fanout: int = 4) -> Graph:
         if e.src not in hubs:
             edges.append(e)
             continue
+        if e.src in packed and g.nodes[e.dst].kind == "call":
+            continue    # a call reads the model it is part of: say so once, at its ops
         if (e.src, e.dst) not in made:
             i = made[e.src, e.dst] = max(nodes) + 1
             hub = g.nodes[e.src]
             nodes[i] = Node(i, "stub", hub.title.split(" · ")[0], cluster=g.nodes[e.dst].cluster)
             edges.append(Edge(i, e.dst, ""))
     return replace(g, nodes=nodes, edges=edges)
+
+
+def ends(g: Graph, kind: str) -> list[Node]:
+    """The arguments (`input`) or results (`output`) drawn outside every group."""
+    return [n for n in g.nodes.values() if n.kind == kind and n.cluster not in g.clusters]
+
+
+def pack(g: Graph, kinds: Iterable[str]) -> Graph:
+    """The arguments (results) of `kinds` as one box, a line each: spread out as separate
+    records, a train step's five state arguments decide the picture's width (dot routes
+    each one's edges around every group on their way), so they get stubs at their uses
+    instead (see `stubs`)."""
+    packed = {n.id: n.kind for kind in kinds for n in ends(g, kind)}
+    if not packed:
+        return g
+
+    def make(kind: str, members: list[Node]) -> Node:
+        rows = [m.title if m.primitive == "record" else " ".join((m.title, *m.detail[:1]))
+                for m in members]
+        return Node(0, kind, "arguments" if kind == "input" else "results",
+                    detail=tuple(rows), primitive="record")
+
+    return contract(g, lambda n: packed.get(n.id), make)
+
+
+def unroot(g: Graph) -> Graph:
+    """The traced function's own call (and its backward pass) drawn as no box: the title
+    names it, and a box around the whole drawing only makes its arguments' edges run
+    around it."""
+    roots = {i for i, c in g.clusters.items() if c.level == 0 and c.parent is None}
+    if not roots:
+        return g
+    nodes = {i: replace(n, cluster=None) if n.cluster in roots else n
+             for i, n in g.nodes.items()}
+    clusters = {i: replace(c, parent=None) if c.parent in roots else c
+                for i, c in g.clusters.items() if i not in roots}
+    return replace(g, nodes=nodes, clusters=clusters)
 
 
 def residuals(g: Graph) -> Graph:

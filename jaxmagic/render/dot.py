@@ -95,6 +95,20 @@ def end_rows(ends: list[Node]) -> list[list[Node]]:
     return rows
 
 
+def crowded(g: Graph, big: int = 500) -> set[str]:
+    """The kinds of ends (`input`, `output`) that `pack` should draw as one box, in a
+    drawing with groups (whose boxes an argument's edges run around): records that take
+    more than one row (a model, its optimizer, metrics, a batch), or, in a program of
+    `big` equations or more (a train step), one record among three ends or more."""
+    kinds = set()
+    for kind in ("input", "output") if g.clusters else ():
+        ends = [n for n in g.nodes.values() if n.kind == kind and n.cluster not in g.clusters]
+        records = sum(n.primitive == "record" for n in ends)
+        if records and (len(end_rows(ends)) > 1 or len(ends) > 2 and g.num_equations >= big):
+            kinds.add(kind)
+    return kinds
+
+
 _SHAPE = {"call": ", shape=box3d", "input": ", shape=box", "output": ", shape=box",
           "stub": f', shape=ellipse, style="filled,dashed", fontsize={STUB_PT}, height=0.2'}
 

@@ -50,11 +50,16 @@ def _ranks(g: G.Graph) -> dict[int, int]:
     sources = [i for i, d in indeg.items() if d == 0]
     fanin = dict(indeg)
     rank = {i: 0 for i in g.nodes}
-    ready, order = list(sources), []
-    while ready:
+    ready, order, done = list(sources), [], set()
+    while len(order) < len(g.nodes):
+        if not ready:     # a cycle (lines grouped around a call): enter it where it is fed
+            ready.append(min((i for i in g.nodes if i not in done), key=lambda i: indeg[i]))
         i = ready.pop()
         order.append(i)
+        done.add(i)
         for j in succ[i]:
+            if j in done:
+                continue
             rank[j] = max(rank[j], rank[i] + 1)
             indeg[j] -= 1
             if indeg[j] == 0:
@@ -131,41 +136,71 @@ def fits(size: Size, width_pt: float) -> bool:
     return size.width_pt <= width_pt and size.ranks <= MAX_RANKS
 
 
+def _within(g: G.Graph, c: int, children: dict) -> list[int]:
+    """`c` and every cluster inside it."""
+    out = [c]
+    for child in children[c]:
+        out += _within(g, child, children)
+    return out
+
+
+def _mostly_calls(c: G.Cluster, ops: int, lines: int) -> bool:
+    """A train step whose own lines (a mask, a learning-rate schedule: a dozen equations
+    beside thousands in its calls) would take the picture's width from the model: drawn a
+    box per line."""
+    return ops >= 8 and lines > 1 and c.num_equations >= 20 * ops
+
+
 def choose(folded: G.Graph, draw, width_pt: float, measure=None,
-           layouts: int = 2) -> tuple[set[int], frozenset[int]]:
+           layouts: int = 3) -> tuple[set[int], frozenset[int]]:
     """(clusters to open, those of them whose own equations are grouped by source line):
-    breadth first, biggest first, each opened only while the drawing of
+    forward first, the user's code first, biggest first, each opened only while the drawing of
     `draw(opened, by_line)` stays within `width_pt` and the rank budget. A call whose
     inside is too big opens with its equations grouped by line, and its calls closed,
     rather than stay one box (a repeated transformer layer shows its five lines), unless
     they all come from one line.
 
     The estimate decides clear cases; `measure(graph) -> Size | None` (a real layout)
-    decides at most `layouts` close ones (estimate within 25% of the budget), where the
-    estimate's error (measured: ±15%, up to 35%) could turn the answer.
+    decides at most `layouts` close ones, where the estimate's error (measured: ±15%, up
+    to 35%; twice the real width where a train step's lines and stubs share a rank) could
+    turn the answer: up to twice the budget for the first, then within 25% of it once
+    scaled by the last measurement's ratio to its estimate.
     """
     opened = G.opened_at(folded, 0)
-    by_line: frozenset[int] = frozenset()
     children: dict[int | None, list[int]] = defaultdict(list)
     for c in folded.clusters.values():
         children[c.parent].append(c.id)
     frontier = [c for p in [None, *opened] for c in children[p] if c not in opened]
     lines: dict[int, set[str]] = defaultdict(set)     # a call's own equations' lines:
-    for n in folded.nodes.values():                   # one line (a library call's, all
-        lines[n.cluster].add(n.where)                 # at the user's line) says nothing
-    budget = [layouts]
+    own: dict[int | None, int] = defaultdict(int)     # one line (a library call's, all
+    for n in folded.nodes.values():                   # at the user's line) says nothing
+        lines[n.cluster].add(n.where)
+        own[n.cluster] += n.kind == "op"
+    by_line = frozenset(c for c in opened if _mostly_calls(folded.clusters[c], own[c],
+                                                            len(lines[c])))
+    spread = {c: len(set().union(*(lines[d] for d in _within(folded, c, children)))
+                     - {"", G.NO_LINE}) for c in folded.clusters}
+    budget, ratio = [layouts], [None]
 
     def fit_(trial: set[int], lined: frozenset[int]) -> bool:
         g = draw(trial, lined)
         size = estimate(g)
-        if measure is not None and budget[0] > 0 and \
-                width_pt * 0.75 < size.width_pt < width_pt * 1.25 and size.ranks <= MAX_RANKS:
+        if ratio[0] is None:
+            close = width_pt * 0.75 < size.width_pt < width_pt * 2
+        else:
+            close = width_pt * 0.75 < size.width_pt * ratio[0] < width_pt * 1.25
+        if measure is not None and budget[0] > 0 and close and size.ranks <= MAX_RANKS:
             budget[0] -= 1
-            size = measure(g) or size
+            real = measure(g)
+            if real is not None:
+                ratio[0] = real.width_pt / size.width_pt
+                size = real
         return fits(size, width_pt)
 
     while frontier:
-        frontier.sort(key=lambda c: (folded.clusters[c].level,
+        # forward before backward, the user's code before a library's (whose equations
+        # all stand at the one line that called it: an optimizer's update), big first
+        frontier.sort(key=lambda c: (folded.clusters[c].backward, spread[c] < 2,
                                      -folded.clusters[c].num_equations))
         c = frontier.pop(0)
         if fit_(opened | {c}, by_line):

@@ -21,6 +21,7 @@ from typing import Any, Iterable
 from ..core import graph as G
 from . import fit, layout
 from . import html as H
+from .dot import crowded as crowded_ends
 from .dot import to_dot
 from .text import to_text, visible
 
@@ -118,13 +119,15 @@ class JaxprView:
             g = G.coarsen(g, "line", within=set(by_line))
         if by is not None:
             g = G.coarsen(g, by)
-        return G.stubs(G.quiet_where(G.residuals(g)))
+        g = G.quiet_where(G.residuals(G.unroot(g)))
+        crowded = crowded_ends(g)
+        return G.pack(G.stubs(g, packed=crowded), crowded)
 
-    def _choose(self, width_pt: float, layouts: int = 2) -> tuple[set[int], frozenset[int]]:
+    def _choose(self, width_pt: float, layouts: int = 3) -> tuple[set[int], frozenset[int]]:
         """The automatic depth within `width_pt`, laying out at most `layouts` trials."""
         return fit.choose(self._folded, self._view, width_pt, self._measure, layouts)
 
-    def _auto(self, width_pt: float, layouts: int = 2) -> G.Graph:
+    def _auto(self, width_pt: float, layouts: int = 3) -> G.Graph:
         return self._view(*self._choose(width_pt, layouts))
 
     def _measure(self, g: G.Graph) -> fit.Size | None:
