@@ -123,3 +123,16 @@ def test_a_pmap_target_is_drawn_as_pmap_with_its_backward_pass(ip):
         t.startswith(("jit: _fun", "shard_map")) for t in titles), titles
     assert "pm_step · backward" in titles or "pm_loss · backward" in titles, titles
     assert any(n.primitive == "psum" for n in v.graph.nodes.values())
+
+
+def test_the_same_argument_written_twice_is_two_inputs(ip):
+    """`f(x, x)`: jit traces two inputs; they were one record `x · 2 leaves` (and a pytree
+    passed twice one record of both copies' leaves)."""
+    ip.run_cell(SETUP)
+    v = ip.run_line_magic("jaxpr", "-o scaled(state.params, 0.5, 0.5)")
+    assert [t for t, _ in _inputs(v)] == ["state.params · 2 leaves", "0.5", "0.5 #2"]
+    ip.run_cell("def both(a, b):\n    return jax.tree.map(jnp.add, a, b)")
+    v = ip.run_line_magic("jaxpr", "-o both(state.params, state.params)")
+    inputs = _inputs(v)
+    assert [t for t, _ in inputs] == ["state.params · 2 leaves", "state.params #2 · 2 leaves"]
+    assert inputs[1][1] == inputs[0][1]       # the same leaves, each under its own record

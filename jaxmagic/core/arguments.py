@@ -380,14 +380,25 @@ class Partition:
             slots[self.callee_key] = self.callee
         return [self.args[i] for i in positional] + [slots[k] for k in sorted(keys)]
 
+    def _labelled(self, positional: list[int], keys: list[str]) -> list[tuple[Slot, str]]:
+        """Each traced slot with its argument as written, told apart where two are written
+        alike (`f(x, x)`: `x` and `x #2`, two inputs as jit traces them)."""
+        seen: dict[str, int] = {}
+        out = []
+        for s in self._traced_slots(positional, keys):
+            seen[s.name] = seen.get(s.name, 0) + 1
+            out.append((s, s.name if seen[s.name] == 1 else f"{s.name} #{seen[s.name]}"))
+        return out
+
     def in_names(self, positional: list[int], keys: list[str]) -> list[str]:
         """Names of the flat inputs of `function()` called with those positions and keys."""
-        return [n for s in self._traced_slots(positional, keys) for n in s.names]
+        return [label + n[len(s.name):] if n.startswith(s.name) else n
+                for s, label in self._labelled(positional, keys) for n in s.names]
 
     def in_args(self, positional: list[int], keys: list[str]) -> list[str]:
         """For each flat input (as `in_names`), the argument it is a leaf of, as written:
         `{'params': state.params}`, not the name cut at its first `.` or `[`."""
-        return [s.name for s in self._traced_slots(positional, keys) for _ in s.names]
+        return [label for s, label in self._labelled(positional, keys) for _ in s.names]
 
     # ---- what JAX traces ----
     def inputs(self, bind_static: bool) -> tuple[list[int], tuple, dict]:
