@@ -1003,7 +1003,7 @@ def coarsen(g: Graph, by: str, within: set[int] | None = None) -> Graph:
         where = k[1] if by != "phase" else ""
         source = members[0].source if by == "line" else ""
         # a line's own text says more than its number, which stays in `where`
-        title = (_short(source, 40) if source else where) or k[-1]
+        title = (_short(source, 32) if source else where) or k[-1]
         if where and k[-1] != "forward":
             title += f" · {k[-1]}"
         return Node(0, "group", title,

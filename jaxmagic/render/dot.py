@@ -104,7 +104,7 @@ def crowded(g: Graph, big: int = 500) -> set[str]:
     for kind in ("input", "output") if g.clusters else ():
         ends = [n for n in g.nodes.values() if n.kind == kind and n.cluster not in g.clusters]
         records = sum(n.primitive == "record" for n in ends)
-        if records and (len(end_rows(ends)) > 1 or len(ends) > 2 and g.num_equations >= big):
+        if records and (len(end_rows(ends)) > 1 or len(ends) > 1 and g.num_equations >= big):
             kinds.add(kind)
     return kinds
 

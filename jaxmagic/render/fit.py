@@ -154,11 +154,12 @@ def _mostly_calls(c: G.Cluster, ops: int, lines: int) -> bool:
 def choose(folded: G.Graph, draw, width_pt: float, measure=None,
            layouts: int = 3) -> tuple[set[int], frozenset[int]]:
     """(clusters to open, those of them whose own equations are grouped by source line):
-    forward first, the user's code first, biggest first, each opened only while the drawing of
-    `draw(opened, by_line)` stays within `width_pt` and the rank budget. A call whose
-    inside is too big opens with its equations grouped by line, and its calls closed,
-    rather than stay one box (a repeated transformer layer shows its five lines), unless
-    they all come from one line.
+    biggest first (a backward pass and a library's call weigh less), each opened only
+    while the drawing of `draw(opened, by_line)` stays within `width_pt` and the rank
+    budget. A call too big to open opens with the call that holds nearly all its work
+    (`_core`), or else with its equations grouped by line and its calls closed, rather
+    than stay one box (a repeated transformer layer shows its five lines), unless they
+    all come from one line.
 
     The estimate decides clear cases; `measure(graph) -> Size | None` (a real layout)
     decides at most `layouts` close ones, where the estimate's error (measured: ±15%, up
@@ -198,14 +199,29 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None,
         return fits(size, width_pt)
 
     while frontier:
-        # forward before backward, the user's code before a library's (whose equations
-        # all stand at the one line that called it: an optimizer's update), big first
-        frontier.sort(key=lambda c: (folded.clusters[c].backward, spread[c] < 2,
-                                     -folded.clusters[c].num_equations))
+        # big first; a backward pass weighs half (it mirrors its forward), a library's
+        # call (its equations all at the one line that called it: an optimizer's update)
+        # a quarter
+        frontier.sort(key=lambda c: -folded.clusters[c].num_equations
+                      * (0.5 if folded.clusters[c].backward else 1)
+                      * (0.25 if spread[c] < 2 else 1))
         c = frontier.pop(0)
+        core = _core(folded, c, children[c])
         if fit_(opened | {c}, by_line):
             opened = opened | {c}
             frontier += children[c]
+        elif core is not None and fit_(opened | {c, core}, by_line):
+            opened = opened | {c, core}       # open, its helpers beside its core read
+            frontier += [k for k in children[c] if k != core] + children[core]  # narrower
         elif len(lines[c]) > 1 and fit_(opened | {c}, by_line | {c}):
             opened, by_line = opened | {c}, by_line | {c}
     return opened, by_line
+
+
+def _core(g: G.Graph, c: int, children: list[int]) -> int | None:
+    """The call that holds nearly all of `c`'s work (Linen's `TransformerLM` around its
+    `decoder`, beside a few mask helpers), if one does."""
+    big = max(children, key=lambda k: g.clusters[k].num_equations, default=None)
+    if big is not None and g.clusters[big].num_equations >= 0.8 * g.clusters[c].num_equations:
+        return big
+    return None
