@@ -7,18 +7,19 @@ totals beside the picture, a small static chart of the curve, and a text form.
 """
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 
 from ..core.graph import Graph
-from ..core.memory import ARGUMENT, SAVED, MemoryProfile
+from ..core.memory import ARGUMENT, RECOMPUTED, SAVED, MemoryProfile
 from . import html as H
 from .costs import BELOW, EMPHASIS, SCALE, _chain, _columns, fill, percent
 from .sharding import fmt_bytes
 from .text import visible
 
 TOP_ROWS = 12
-KIND_COLOURS = {SAVED: "#b91c1c", ARGUMENT: "#1d4ed8"}
+KIND_COLOURS = {SAVED: "#b91c1c", ARGUMENT: "#1d4ed8", RECOMPUTED: "#047857"}
 
 
 @dataclass
@@ -67,7 +68,8 @@ class Memory:
         """The buffers live at the peak, alike ones folded (`×16`), largest first."""
         acc: dict[tuple, list] = defaultdict(list)
         for b in self.profile.live:
-            what = b.argument or b.input if b.kind == ARGUMENT else b.primitive or b.instruction
+            what = re.sub(r"\[\d+\]", "[i]", b.input) if b.input else \
+                b.primitive or b.instruction
             acc[b.kind, b.shape, what, b.where, b.group].append(b)
         out = [Row(k[0], k[1], len(v), sum(b.bytes for b in v), k[2], k[3], k[4])
                for k, v in acc.items()]
@@ -115,8 +117,12 @@ class Memory:
         if p.num_devices > 1:
             out.append(f"sizes are per device: the program runs on {p.num_devices} "
                        "devices, each holding its shard")
-        out.append("saved activation: computed in the forward pass and kept for the "
-                   "backward pass")
+        out.append("saved activation: computed before the backward pass and kept for it; "
+                   "recomputed: made again in the backward pass by jax.checkpoint")
+        if p.backward_from is not None and any(b.kind == SAVED and b.recompute
+                                               for b in p.live):
+            out.append("some values jax.checkpoint recomputes are saved anyway: XLA merged "
+                       "the recomputation with the forward pass")
         return out
 
     def text(self) -> str:
