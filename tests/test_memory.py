@@ -260,5 +260,12 @@ x, y = jnp.ones((1024, 128)), jnp.zeros((1024,), jnp.int32)
     m = ip.user_ns["_v"].memory
     groups = {r.group for r in m.rows()}
     assert any("MLP" in g and "Linear" in g for g in groups), groups
+    # the update after the backward pass is no forward pass: activations count as saved
+    assert any(r.kind == M.SAVED and "Linear" in r.group for r in m.rows()), m.text()
     assert any(r.what.startswith("emodel.layers") for r in m.rows() if r.kind == M.ARGUMENT)
     assert all(b.equation is not None or b.input or b.kind == M.CONSTANT for b in m.live)
+
+
+def test_backward_boundary_ignores_the_update_after_backward():
+    f, b = False, True
+    assert M.backward_boundary([f, f, f, b, b, b, f, f, f, f, f]) == 3

@@ -218,8 +218,9 @@ def memory_profile(traced: Traced, graph: Any, analysis: Analysis) -> MemoryProf
     values = parse_buffers(analysis.buffer_assignment)
     schedule, ranges = parse_live_ranges(analysis.live_ranges)
     join = _Join(analysis.instructions)
-    info, recomputed = _equation_info(traced, graph)
-    backward = {i: info[i].backward for i in info}
+    info, recomputed, after = _equation_info(traced, graph)
+    # per equation: True backward, False forward, None after the backward pass
+    phase = {i: None if i in after else info[i].backward for i in info}
     buffers = []
     for value, (start, end) in ranges.items():
         found = values.get(value) or _carried(value, values, analysis.instructions)
@@ -232,7 +233,7 @@ def memory_profile(traced: Traced, graph: Any, analysis: Analysis) -> MemoryProf
     steps = len(schedule)
     curve = live_curve(steps, [(b.start, b.end, b.slot, b.bytes) for b in buffers])
     peak = max(range(steps), key=curve.__getitem__) if steps else 0
-    bwd = backward_boundary([backward.get(analysis.instructions.own.get(name, -1))
+    bwd = backward_boundary([phase.get(analysis.instructions.own.get(name, -1))
                              for name in schedule])
     for b in buffers:
         b.kind = _kind(b, steps, bwd)
@@ -286,9 +287,11 @@ def backward_boundary(steps: list[bool | None]) -> int | None:
     """The step where the backward pass begins: the split that leaves the fewest forward
     steps after it and backward steps before it (XLA moves work across the line: a remat's
     recomputation merged with the forward pass, a forward value computed where it is used).
-    `steps` says per step: backward, forward, or None (no equation). None: no backward."""
+    `steps` says per step: backward, forward, or None (no equation); forward steps after
+    the last backward one (an optimizer's update) do not count. None: no backward pass."""
     if not any(steps):
         return None
+    steps = steps[:max(t for t, s in enumerate(steps) if s) + 1]
     wrong = best = sum(1 for s in steps if s is False)     # split at 0: all forward wrong
     at = 0
     for t, s in enumerate(steps, 1):
@@ -322,15 +325,18 @@ def _at(buffers: list[Buffer], step: int) -> list[Buffer]:
     return sorted(slots.values(), key=lambda b: (-b.bytes, b.start))
 
 
-def _equation_info(traced: Traced, graph: Any) -> tuple[dict[int, CostRow], set[int]]:
+def _equation_info(traced: Traced, graph: Any):
     """(each equation's row: line, drawn group, primitive, pass; the equations of a
-    remat's recomputation). A nested-jaxpr equation (a scan, a remat) gets its first inner
-    row's group and line, and its own pass."""
+    remat's recomputation; those after the backward pass). A nested-jaxpr equation (a
+    scan, a remat) gets its first inner row's group and line, and its own pass."""
     estimates = estimate(traced.jaxpr)
     out = {r.index: r for r in rows(graph, estimates)}
-    backward, remat, recomputed = {}, set(), set()
-    for i, eqn, _, parents, _ in walk(traced.jaxpr):
+    backward, remat, recomputed, after = {}, set(), set(), set()
+    for i, eqn, _, parents, sources in walk(traced.jaxpr):
         backward[i] = _compat.is_backward(eqn) or any(backward.get(p) for p in parents)
+        if not backward[i] and (after.intersection(parents) or any(
+                backward[j] or j in after for j in sources)):
+            after.add(i)       # reads the backward pass's results: an optimizer's update
         if eqn.primitive.name in REMAT and backward[i]:
             remat.add(i)
         if remat.intersection(parents):
@@ -347,4 +353,4 @@ def _equation_info(traced: Traced, graph: Any) -> tuple[dict[int, CostRow], set[
             out[e.index] = CostRow(e.index, e.primitive, 0, 0, None, 0, inner.where,
                                    inner.group, inner.clusters, e.parents, is_op=False,
                                    backward=backward[e.index], series=inner.series)
-    return out, recomputed
+    return out, recomputed, after

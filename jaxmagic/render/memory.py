@@ -79,6 +79,19 @@ class Memory:
         n = self.profile.num_devices
         return f" per device ({n} devices)" if n > 1 else ""
 
+    def diff(self, other: "Memory") -> str:
+        """What changed from this call's memory to `other`'s (two variants of one step,
+        e.g. without and with jax.checkpoint): the peak, then bytes at the peak by kind."""
+        a, b = self.profile, other.profile
+        change = lambda x, y: f"{fmt_bytes(x)} → {fmt_bytes(y)}" + (  # noqa: E731
+            f" ({100 * (y - x) / x:+.0f}%)" if x else "")
+        lines = [f"peak: {change(a.peak_bytes, b.peak_bytes)}, buffers live "
+                 f"{len(a.live)} → {len(b.live)}"]
+        ka, kb = a.by_kind(), b.by_kind()
+        for kind in sorted(set(ka) | set(kb), key=lambda k: -max(ka.get(k, 0), kb.get(k, 0))):
+            lines.append(f"  {kind}: {change(ka.get(kind, 0), kb.get(kind, 0))}")
+        return "\n".join(lines)
+
     # ---- text ----------------------------------------------------------------------------
 
     def headline(self) -> str:
