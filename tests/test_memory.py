@@ -190,7 +190,7 @@ def test_curve_chart_is_static_svg_in_an_img():
                         None, "cpu", 1)
     svg = curve_svg(p)
     root = ET.fromstring(svg)
-    assert root.tag.endswith("svg") and "peak 20 B" in svg and "backward" in svg
+    assert root.tag.endswith("svg") and "peak 20 B at step 2" in svg and "backward pass" in svg
     assert not root.findall(".//{http://www.w3.org/2000/svg}script")
     html = Memory(p).side_html()
     uri = re.search(r'src="data:image/svg\+xml;base64,([^"]+)"', html)[1]

@@ -232,7 +232,7 @@ class Memory:
 def curve_svg(p: MemoryProfile, width: int = 420, height: int = 150) -> str:
     """Live bytes over the schedule as a small static SVG: the backward pass shaded, the
     peak marked. Long schedules keep each pixel column's maximum, so the peak survives."""
-    left, right, top, bottom = 52, 10, 14, 24
+    left, right, top, bottom = 52, 10, 16, 24
     w, h = width - left - right, height - top - bottom
     n, peak = len(p.curve), max(p.peak_bytes, 1)
     x = lambda t: left + (w * t / max(n - 1, 1))        # noqa: E731
@@ -246,11 +246,13 @@ def curve_svg(p: MemoryProfile, width: int = 420, height: int = 150) -> str:
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              f'viewBox="0 0 {width} {height}" font-family="Helvetica,Arial,sans-serif" '
              f'font-size="10"><rect width="{width}" height="{height}" fill="#ffffff"/>']
+    label = ""
     if p.backward_from is not None:
         bx = x(p.backward_from)
         parts.append(f'<rect x="{bx:.1f}" y="{top}" width="{left + w - bx:.1f}" '
-                     f'height="{h}" fill="#eef2ff"/>'
-                     f'<text x="{bx + 3:.1f}" y="{top + h - 4}" fill="#4338ca">backward</text>')
+                     f'height="{h}" fill="#eef2ff"/>')
+        label = (f'<text x="{left + w - 3}" y="{top + 10}" text-anchor="end" '
+                 f'fill="#4338ca">backward pass</text>')
     if points:
         area = f"{x(0):.1f},{y(0):.1f} " + " ".join(points) + f" {x(n - 1):.1f},{y(0):.1f}"
         parts.append(f'<polygon points="{area}" fill="#bfdbfe"/>'
@@ -258,10 +260,10 @@ def curve_svg(p: MemoryProfile, width: int = 420, height: int = 150) -> str:
                      f'stroke-width="1.2"/>')
     px, py = x(p.peak_step), y(p.peak_bytes)
     anchor = "end" if px > left + w * 0.6 else "start"
-    dx = -5 if anchor == "end" else 5
-    parts.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="{EMPHASIS}"/>'
-                 f'<text x="{px + dx:.1f}" y="{py + 10:.1f}" text-anchor="{anchor}" '
-                 f'fill="{EMPHASIS}">peak {H.esc(fmt_bytes(p.peak_bytes))}</text>')
+    parts.append(label + f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="{EMPHASIS}"/>'
+                 f'<text x="{px:.1f}" y="{top - 4}" text-anchor="{anchor}" '
+                 f'fill="{EMPHASIS}">peak {H.esc(fmt_bytes(p.peak_bytes))} at step '
+                 f'{p.peak_step}</text>')
     parts.append(f'<line x1="{left}" y1="{top + h}" x2="{left + w}" y2="{top + h}" '
                  f'stroke="#64748b"/><line x1="{left}" y1="{top}" x2="{left}" '
                  f'y2="{top + h}" stroke="#64748b"/>'
