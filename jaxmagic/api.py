@@ -79,14 +79,22 @@ def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
         options["costs"] = Costs.of(rows, measured, func_name=traced.func_name,
                                     problem=problem)
     if memory:
-        from .core.analysis import analyze
-        from .core.memory import memory_profile
-        from .render.memory import Memory
-
-        options["memory"] = Memory(memory_profile(traced, graph, analyze(traced)),
-                                   traced.func_name)
+        options["memory"] = _memory(traced, graph)
     return JaxprView(graph, func_name=traced.func_name, stage=stage,
                      stage_text=stage_text, **options)
+
+
+def _memory(traced, graph):
+    """The compiled call's memory view, or None with a note on the graph saying why."""
+    from .core.analysis import analyze
+    from .core.memory import memory_profile
+    from .render.memory import Memory
+
+    try:
+        return Memory(memory_profile(traced, graph, analyze(traced)), traced.func_name)
+    except Exception as e:      # a program the tagged copy cannot compile, an empty dump
+        graph.notes.append(f"--memory unavailable: {type(e).__name__}: {e}")
+        return None
 
 
 def error_card(exc: BaseException, src: str | None = None, label=None):

@@ -269,3 +269,12 @@ x, y = jnp.ones((1024, 128)), jnp.zeros((1024,), jnp.int32)
 def test_backward_boundary_ignores_the_update_after_backward():
     f, b = False, True
     assert M.backward_boundary([f, f, f, b, b, b, f, f, f, f, f]) == 3
+
+
+def test_a_dump_without_live_ranges_says_so(params):
+    import dataclasses
+
+    t = traced(jax.grad(mlp(False)), *params)
+    empty = dataclasses.replace(analyze(t), live_ranges="")
+    with pytest.raises(M.MemoryUnavailable, match="held no live ranges"):
+        M.memory_profile(t, G.build(t), empty)

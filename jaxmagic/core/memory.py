@@ -36,6 +36,10 @@ _STEP = re.compile(r"^\s*(\d+):(\S+)\s*$")
 _RANGE = re.compile(r"^\s*(\S+?)(\{[\d,]*\}):(\d+)-(\d+)\s*$")
 
 
+class MemoryUnavailable(RuntimeError):
+    """XLA's dump of the program held no buffer assignment or live ranges to read."""
+
+
 @dataclass
 class Buffer:
     """One value XLA keeps in memory, with what it holds for the user."""
@@ -217,6 +221,10 @@ def memory_profile(traced: Traced, graph: Any, analysis: Analysis) -> MemoryProf
     joined to `graph`'s equations (`graph.build(traced)`) and `traced`'s inputs."""
     values = parse_buffers(analysis.buffer_assignment)
     schedule, ranges = parse_live_ranges(analysis.live_ranges)
+    if not values or not schedule:
+        raise MemoryUnavailable(f"XLA's dump of {analysis.module or 'the program'} on "
+                                f"{analysis.platform} held no "
+                                + ("buffer assignment" if not values else "live ranges"))
     join = _Join(analysis.instructions)
     info, recomputed, after = _equation_info(traced, graph)
     # per equation: True backward, False forward, None after the backward pass
