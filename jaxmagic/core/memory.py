@@ -240,7 +240,7 @@ def memory_profile(traced: Traced, graph: Any, analysis: Analysis) -> MemoryProf
                                join(instruction), traced, info, recomputed))
     steps = len(schedule)
     curve = live_curve(steps, [(b.start, b.end, b.slot, b.bytes) for b in buffers])
-    peak = max(range(steps), key=curve.__getitem__) if steps else 0
+    peak = max(range(steps), key=curve.__getitem__)
     bwd = backward_boundary([phase.get(analysis.instructions.own.get(name, -1))
                              for name in schedule])
     for b in buffers:
@@ -251,7 +251,7 @@ def memory_profile(traced: Traced, graph: Any, analysis: Analysis) -> MemoryProf
                          get("argument_size_in_bytes"), get("output_size_in_bytes"),
                          get("temp_size_in_bytes"), get("alias_size_in_bytes"),
                          analysis.platform, analysis.num_devices, buffers,
-                         _equation(join(schedule[peak]) if steps else None))
+                         _equation(join(schedule[peak])))
 
 
 def _equation(found: tuple[str, int] | None) -> int | None:
