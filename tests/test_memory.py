@@ -278,3 +278,12 @@ def test_a_dump_without_live_ranges_says_so(params):
     empty = dataclasses.replace(analyze(t), live_ranges="")
     with pytest.raises(M.MemoryUnavailable, match="held no live ranges"):
         M.memory_profile(t, G.build(t), empty)
+
+
+def test_a_program_xla_cannot_compile_gets_a_note_not_a_traceback():
+    def f(x):
+        return jax.ffi.ffi_call("no_such_target", jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+    view = jaxmagic.memory(f, jnp.ones(3))
+    assert view.memory is None
+    (note,) = [n for n in view.notes if n.startswith("--memory unavailable")]
+    assert "no_such_target" in note and note in view._repr_mimebundle_()["text/html"]
