@@ -44,12 +44,28 @@ def profile(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None 
                       costs="profile" if measure else "cost", budget=budget)
 
 
+def memory(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None = None,
+           static_argnames: Sequence[str] | str | None = None, **kwargs: Any) -> JaxprView:
+    """Where the memory of compiled `f(*args, **kwargs)` goes, on its graph
+    (`%jaxpr --memory`).
+
+    Compiles the call once more with XLA's buffer dump (nothing runs) and reads the live
+    bytes over its schedule, the peak, and the buffers alive at it, joined to equations
+    and inputs. The view's `.memory` holds the curve and the rows."""
+    names = [f"arg{i}" for i in range(len(args))]
+    call = BoundCall(f, args, kwargs, names, {k: k for k in kwargs},
+                     f"{getattr(f, '__name__', 'f')}(...)")
+    return trace_call(call, static_argnums=static_argnums, static_argnames=static_argnames,
+                      memory=True)
+
+
 def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
                stage: str = "jaxpr", costs: str | None = None, budget: float = 3.0,
-               **options: Any) -> JaxprView:
+               memory: bool = False, **options: Any) -> JaxprView:
     """`trace` for a call whose arguments carry their source text (from a magic).
 
-    `costs` is "cost" (estimated from shapes) or "profile" (measured within `budget`)."""
+    `costs` is "cost" (estimated from shapes) or "profile" (measured within `budget`);
+    `memory` reads the compiled program's buffers (`view.memory`)."""
     __tracebackhide__ = True
     traced = _trace.trace(call, static_argnums=static_argnums, static_argnames=static_argnames)
     stage_text = _trace.stage_text(traced, stage) if stage != "jaxpr" else None
@@ -62,8 +78,23 @@ def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
         rows, measured, problem = cost_rows(traced, graph, costs == "profile", budget)
         options["costs"] = Costs.of(rows, measured, func_name=traced.func_name,
                                     problem=problem)
+    if memory:
+        options["memory"] = _memory(traced, graph)
     return JaxprView(graph, func_name=traced.func_name, stage=stage,
                      stage_text=stage_text, **options)
+
+
+def _memory(traced, graph):
+    """The compiled call's memory view, or None with a note on the graph saying why."""
+    from .core.analysis import analyze
+    from .core.memory import memory_profile
+    from .render.memory import Memory
+
+    try:
+        return Memory(memory_profile(traced, graph, analyze(traced)), traced.func_name)
+    except Exception as e:      # a program the tagged copy cannot compile, an empty dump
+        graph.notes.append(f"--memory unavailable: {type(e).__name__}: {e}")
+        return None
 
 
 def error_card(exc: BaseException, src: str | None = None, label=None):

@@ -154,6 +154,10 @@ class JaxMagic(Magics):
     @argument("--profile", action="store_true", help="measured time per equation and group "
               "on the graph: runs the compiled call under JAX's profiler (falls back to "
               "--cost when the profiler is unavailable)")
+    @argument("--memory", action="store_true", help="bytes live at the compiled program's "
+              "peak per equation and group on the graph, the live-bytes curve over XLA's "
+              "schedule, and the buffers alive at the peak (view.memory holds the rows); "
+              "compiles, runs nothing")
     @argument("-o", dest="output", action="store_true", help="return the JaxprView")
     @no_var_expand
     @line_cell_magic
@@ -184,7 +188,7 @@ class JaxMagic(Magics):
                 max_nodes=self.max_nodes, layout_timeout=self.layout_timeout,
                 renderer=self.renderer, png=self.png,
                 costs="profile" if args.profile else "cost" if args.cost else None,
-                budget=self.profile_budget)
+                budget=self.profile_budget, memory=args.memory)
         except JitArgumentError as e:     # mark an argument static: say which, and how
             from .render.jit import static_fix_command
 

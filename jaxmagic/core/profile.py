@@ -21,6 +21,7 @@ import glob
 import re
 import tempfile
 import time
+import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -101,16 +102,46 @@ def flat_args(traced: Traced) -> list:
     return leaves
 
 
-def compile_tagged(traced: Traced):
-    """(compiled executable, its HLO text) of the tagged copy of `traced`'s jaxpr."""
+def donated_leaves(traced: Traced) -> tuple[int, ...]:
+    """The flat inputs (as `flat_args` orders them) that the user's `jax.jit` donates
+    (`donate_argnums` / `donate_argnames`): a compile for analysis reuses their memory
+    for outputs, as the user's program does."""
+    from .libraries import unwrap_jit
+
+    found = unwrap_jit(traced.call.func)
+    opts = found[1] if found is not None else {}
+    n, params = len(traced.call.args), traced.partition.call.params
+    names = set(opts.get("donate_argnames", ()))
+    nums = {i % n for i in opts.get("donate_argnums", ()) if n} | {
+        params.index(k) for k in names if k in params and params.index(k) < n}
+    if not nums and not names:
+        return ()
+    pos, args, kwargs = traced.partition.inputs(bind_static=True)
+    out, start = [], 0
+    for donated, value in [(i in nums, a) for i, a in zip(pos, args)] + [
+            (k in names, kwargs[k]) for k in sorted(kwargs)]:
+        count = len(jax.tree_util.tree_leaves(value))
+        out.extend(range(start, start + count) if donated else ())
+        start += count
+    return tuple(out)
+
+
+def compile_tagged(traced: Traced, prefix: str = "jaxmagic_profile_",
+                   compiler_options: dict | None = None, donate: tuple[int, ...] = ()):
+    """(compiled executable, its HLO text) of the tagged copy of `traced`'s jaxpr, in a
+    program named `prefix` + the function's name, donating the flat inputs `donate` (only
+    for a program that never runs on the user's arrays)."""
     run = _compat.jaxpr_as_fun(tagged(traced.jaxpr))
 
     def program(*args):
         return run(*args)
 
-    program.__name__ = program.__qualname__ = "jaxmagic_profile_" + re.sub(
+    program.__name__ = program.__qualname__ = prefix + re.sub(
         r"\W", "_", traced.func_name)[:40]
-    compiled = jax.jit(program).lower(*flat_args(traced)).compile()
+    with warnings.catch_warnings():      # "Some donated buffers were not usable": as jit
+        warnings.simplefilter("ignore")  # would say when the user runs it
+        lowered = jax.jit(program, donate_argnums=donate).lower(*flat_args(traced))
+    compiled = lowered.compile(compiler_options) if compiler_options else lowered.compile()
     return compiled, compiled.as_text()
 
 
@@ -136,19 +167,27 @@ class Instructions:
     module: str
     tags: dict[str, set[int]]      # the equations it stands for (a fusion: all it fused)
     matmul: set[str]               # instructions that are or contain a dot/convolution
+    own: dict[str, int] = field(default_factory=dict)   # its own op_name's equation
+    opcode: dict[str, str] = field(default_factory=dict)
+    operands: dict[str, list[str]] = field(default_factory=dict)
+    computation: dict[str, str] = field(default_factory=dict)   # → the one holding it
+    roots: dict[str, str] = field(default_factory=dict)         # computation → its ROOT
+    callers: dict[str, str] = field(default_factory=dict)       # computation → caller
+    parameters: dict[str, int] = field(default_factory=dict)    # parameter → its number
+    entry: str = ""                # the ENTRY computation
 
 
 def instruction_tags(hlo_text: str) -> Instructions:
     """Read the equations each instruction came from out of its `op_name` metadata."""
-    module = ""
+    out = Instructions("", {}, set())
     own: dict[str, set[int]] = {}
-    opcode: dict[str, str] = {}
+    opcode = out.opcode
     callees: dict[str, list[str]] = {}
     members: dict[str, list[str]] = defaultdict(list)   # computation → instructions
     current = None
     for line in hlo_text.splitlines():
         if line.startswith("HloModule "):
-            module = line.split()[1].rstrip(",")
+            out.module = line.split()[1].rstrip(",")
             continue
         m = _INSTRUCTION.match(line)
         if m and current is not None:
@@ -161,10 +200,13 @@ def instruction_tags(hlo_text: str) -> Instructions:
             callees[name] = _CALLEE.findall(rest) + [
                 c.strip().lstrip("%") for b in _BRANCHES.findall(rest) for c in b.split(",")]
             members[current].append(name)
+            _structure(out, name, rest, op, current, line.lstrip().startswith("ROOT "))
             continue
         m = _COMPUTATION.match(line)
         if m:
             current = m.group(1)
+            if line.startswith("ENTRY"):
+                out.entry = current
 
     def inside(comps: list[str], seen: set) -> tuple[set[int], bool]:
         tags, matmul = set(), False
@@ -178,13 +220,39 @@ def instruction_tags(hlo_text: str) -> Instructions:
                 matmul = matmul or mm or opcode[ins] in MATMUL_OPCODES
         return tags, matmul
 
-    tags, matmul = {}, set()
     for name in own:
         t, mm = inside(callees[name], set()) if opcode[name] in _INLINING else (set(), False)
-        tags[name] = own[name] | t
+        out.tags[name] = own[name] | t
         if mm or opcode[name] in MATMUL_OPCODES:
-            matmul.add(name)
-    return Instructions(module, tags, matmul)
+            out.matmul.add(name)
+        out.own.update((name, e) for e in own[name])
+        for comp in callees[name]:
+            out.callers.setdefault(comp, name)
+    return out
+
+
+_PARAMETER = re.compile(r"^parameter\((\d+)\)")
+
+
+def _structure(out: Instructions, name: str, rest: str, op: Any, computation: str,
+               root: bool) -> None:
+    """Record where an instruction sits and what it reads (for joins beyond its tag)."""
+    out.computation[name] = computation
+    if root:
+        out.roots[computation] = name
+    if op is None:
+        return
+    call = rest[op.start(1) - 1:]      # `op` matched " " + rest: "fusion(%a, %b), …"
+    args, depth = call[len(op.group(1)):], 0
+    for i, ch in enumerate(args):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0:
+            args = args[:i]
+            break
+    out.operands[name] = re.findall(r"%([\w.\-]+)", args)
+    p = _PARAMETER.match(call)
+    if p:
+        out.parameters[name] = int(p.group(1))
 
 
 # ---- the xplane: self time per executed instruction --------------------------------------

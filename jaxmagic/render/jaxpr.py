@@ -68,9 +68,10 @@ class JaxprView:
                  stage_text: str | None = None, depth: int | str | None = "auto",
                  expand: Iterable[str] = (), rankdir: str = "TB", max_nodes: int = 400,
                  layout_timeout: float = 10.0, renderer: str = "auto", png: bool = True,
-                 group: str = "call", costs: Any = None):
+                 group: str = "call", costs: Any = None, memory: Any = None):
         self.full = graph
         self.costs = costs     # render.costs.Costs: --profile / --cost, drawn as an overlay
+        self.memory = memory   # render.memory.Memory: --memory, drawn as an overlay
         self.func_name = func_name
         self.stage = stage
         self.stage_text = stage_text
@@ -95,7 +96,7 @@ class JaxprView:
                     depth=self.depth, expand=self.expand, rankdir=self.rankdir,
                     max_nodes=self.max_nodes, layout_timeout=self.layout_timeout,
                     renderer=self.renderer, png=self.png, group=self.group,
-                    costs=self.costs)
+                    costs=self.costs, memory=self.memory)
         opts.update(changes)
         return JaxprView(self.full, **opts)
 
@@ -224,8 +225,13 @@ class JaxprView:
                       notes + ["too large to draw within the budgets; showing text"],
                       time.perf_counter() - start)
 
+    @property
+    def _overlay(self) -> Any:
+        """What is drawn over the graph: memory when asked for, else costs, else None."""
+        return self.memory if self.memory is not None else self.costs
+
     def _dot(self, g: G.Graph) -> str:
-        overlay = self.costs.overlay(g) if self.costs is not None else {}
+        overlay = self._overlay.overlay(g) if self._overlay is not None else {}
         return to_dot(g, self.rankdir, self._title(g), **overlay)
 
     # ---- public forms ----------------------------------------------------------------
@@ -253,8 +259,9 @@ class JaxprView:
             return self.stage_text or ""
         d = self._drawn
         head = f"{self._title(d.graph)} ({self._summary(d.graph)})"
-        costs = ["", self.costs.text()] if self.costs is not None else []
-        return "\n".join([to_text(d.graph, head)] + [f"note: {n}" for n in d.notes] + costs)
+        extra = [x.text() for x in (self.costs, self.memory) if x is not None]
+        return "\n\n".join(["\n".join([to_text(d.graph, head)] +
+                                       [f"note: {n}" for n in d.notes])] + extra)
 
     def _summary(self, g: G.Graph) -> str:
         collapsed = sum(1 for n in g.nodes.values() if n.kind == "call")
@@ -296,14 +303,14 @@ class JaxprView:
                     f'margin:0;color:{H.INK};background:{H.PANEL}">{H.esc(to_text(d.graph))}</pre>'
                     f'<details><summary>DOT source</summary><pre style="{H.MONO};'
                     f'font-size:11px;color:{H.INK};background:{H.PANEL}">{H.esc(d.dot)}</pre></details>')
-        if self.costs is not None:
-            # the legend and top-10 tables beside the picture, below it when the picture
-            # needs the cell's width to stay legible
+        if self._overlay is not None:
+            # the legend and tables beside the picture, below it when the picture needs
+            # the cell's width to stay legible
             natural = (_svg_width(d.svg) if d.svg is not None else None) or 480
             body = (f'<div style="display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start">'
                     f'<div style="flex:1 1 {min(natural, 1100):.0f}px;min-width:0">{body}</div>'
-                    f'<div style="flex:0 1 420px;min-width:300px">{self.costs.side_html(d.graph)}'
-                    f'</div></div>')
+                    f'<div style="flex:0 1 440px;min-width:300px">'
+                    f'{self._overlay.side_html(d.graph)}</div></div>')
         bundle = {"text/plain": visible(self.text()), "text/html": H.panel(body, title, note)}
         if d.png is not None:
             bundle["image/png"] = d.png
