@@ -99,12 +99,13 @@ def crowded(g: Graph, big: int = 500) -> set[str]:
     """The kinds of ends (`input`, `output`) that `pack` should draw as one box, in a
     drawing with groups (whose boxes an argument's edges run around): records that take
     more than one row (a model, its optimizer, metrics, a batch), or, in a program of
-    `big` equations or more (a train step), one record among three ends or more."""
+    `big` equations or more (a train step), a record among three arguments or more, or
+    among two results or more (fed from opposite ends of the step)."""
     kinds = set()
-    for kind in ("input", "output") if g.clusters else ():
+    for kind, most in (("input", 2), ("output", 1)) if g.clusters else ():
         ends = [n for n in g.nodes.values() if n.kind == kind and n.cluster not in g.clusters]
-        records = sum(n.primitive == "record" for n in ends)
-        if records and (len(end_rows(ends)) > 1 or len(ends) > 1 and g.num_equations >= big):
+        if any(n.primitive == "record" for n in ends) and (
+                len(end_rows(ends)) > 1 or len(ends) > most and g.num_equations >= big):
             kinds.add(kind)
     return kinds
 
