@@ -312,3 +312,32 @@ def jaxpr_as_fun(closed: Any):
     from jax._src import core as _src_core
 
     return _src_core.jaxpr_as_fun(closed)     # curried: a function of the arguments
+
+
+# ---- %jaxpr --sharding (core/graph.py, core/collectives.py) -------------------------------
+
+def typed_aval_str(aval: Any) -> str:
+    """A value's type as `jax.make_jaxpr` prints it: `f32[256@data,512]` on an Explicit
+    mesh, `f32[8,4]{V:i}` varying over a manual axis (`{i}` up to 0.7), reduced and
+    unreduced axes (`{U:X}`, `{R:X}`) where the release has them."""
+    short = getattr(aval, "str_short", None)
+    if short is None:
+        return type(aval).__name__
+    try:
+        return short(short_dtypes=True)
+    except TypeError:        # an aval whose str_short takes no options (tokens, refs)
+        return short()
+
+
+# The primitive each user-facing function binds, by the name the user called: `psum`
+# binds `psum_invariant` (`psum2` in some releases), `psum_scatter` binds
+# `reduce_scatter`; `jax.lax.pcast(x, 'i', to='varying')` (from 0.8; `pvary` before)
+# binds `pvary`.
+_USER_NAMES = {"psum_invariant": "psum", "psum2": "psum", "reduce_scatter": "psum_scatter",
+               "all_gather_invariant": "all_gather",
+               "pvary": "pcast" if hasattr(jax.lax, "pcast") else "pvary"}
+
+
+def user_primitive_name(prim: str) -> str:
+    """The name the user called for primitive `prim` (itself where they are the same)."""
+    return _USER_NAMES.get(prim, prim)

@@ -28,6 +28,9 @@ COLLECTIVES = frozenset({
     "all_gather", "all_gather_invariant", "all_to_all", "ppermute", "psum_scatter",
     "reduce_scatter", "axis_index", "pgather", "all_reduce",
 })
+# Named like collectives but move no data: a change of type under shard_map's check of
+# which values vary over a manual axis (`pcast`/`pvary`), or the device's own index.
+NO_DATA = frozenset({"pvary", "pbroadcast", "pcast", "axis_index"})
 
 # Nested-jaxpr kinds, by primitive name, in JAX 0.7 to 0.12.
 _CALLS = {"pjit": "jit", "jit": "jit", "closed_call": "call", "core_call": "call",
@@ -205,8 +208,11 @@ def _unrepeated(names: tuple[str, ...]) -> tuple[str, ...]:
 
 
 class _Builder:
-    def __init__(self, wrappers: frozenset[str] = frozenset()) -> None:
+    def __init__(self, wrappers: frozenset[str] = frozenset(), sharding: bool = False) -> None:
         self.wrappers = wrappers      # library calls that called back: drawn as their inside
+        # edge labels: `f32[256,512]`, or with `sharding` the type as JAX prints it,
+        # `f32[256@data,512]`, `f32[8,4]{V:i}`
+        self.type_text = _compat.typed_aval_str if sharding else aval_str
         self.nodes: dict[int, Node] = {}
         self.edges: list[Edge] = []
         self.clusters: dict[int, Cluster] = {}
@@ -242,7 +248,7 @@ class _Builder:
         if src is None or _compat.is_literal(src):
             return
         role = env.get(("role", atom), "")
-        label = aval_str(atom.aval)
+        label = self.type_text(atom.aval)
         self.edge(src, dst, f"{role} {label}" if role else label)
 
     def walk(self, jaxpr: Any, env: dict, cluster: int | None, level: int,
@@ -310,9 +316,10 @@ class _Builder:
         if kind or subs:
             return self.call(eqn, kind or prim, env, parent, level, where, source, subs)
         lits = [_literal(a) for a in eqn.invars if _compat.is_literal(a)]
-        title = prim + (" · " + ", ".join(lits) if lits else "")
+        title = _compat.user_primitive_name(prim) + (" · " + ", ".join(lits) if lits else "")
         n = self.node("op", title, parent, detail=_params_detail(prim, eqn.params),
-                      where=where, source=source, collective=prim in COLLECTIVES,
+                      where=where, source=source,
+                      collective=prim in COLLECTIVES and prim not in NO_DATA,
                       backward=backward, primitive=prim, eqns=(index,),
                       signature=f"{title}:{','.join(aval_str(v.aval) for v in eqn.outvars)}")
         for a in eqn.invars:
@@ -387,7 +394,7 @@ class _Builder:
             ienv = self._inner(br, list(eqn.invars[1:]), env, b, level + 1)
             self.edge(index, next(iter(self._first_nodes(b))), "")
             for o in _compat.open_jaxpr(br).outvars:
-                self._result(o, ienv, merge, aval_str(o.aval))
+                self._result(o, ienv, merge, self.type_text(o.aval))
         for v in eqn.outvars:
             env[v] = merge
 
@@ -408,7 +415,7 @@ class _Builder:
         for o in _compat.open_jaxpr(p["cond_jaxpr"]).outvars:
             self._result(o, cenv, merge, "continue?")
         for o in _compat.open_jaxpr(p["body_jaxpr"]).outvars:
-            self._result(o, benv, merge, aval_str(o.aval))
+            self._result(o, benv, merge, self.type_text(o.aval))
         for v in eqn.outvars:
             env[v] = merge
 
@@ -458,14 +465,16 @@ def _where_text(file: str, line: int, func: str) -> tuple[str, str]:
     return f"{func}:{line}", text
 
 
-def build(traced: Traced) -> Graph:
-    """The full graph of a traced call: every equation a node, every nested jaxpr a cluster."""
-    b = _Builder(traced.wrappers)
+def build(traced: Traced, sharding: bool = False) -> Graph:
+    """The full graph of a traced call: every equation a node, every nested jaxpr a cluster.
+
+    With `sharding`, values carry their types as JAX prints them, shardings included."""
+    b = _Builder(traced.wrappers, sharding)
     top = _compat.open_jaxpr(traced.jaxpr)
     env: dict = {}
     args = traced.in_args or [""] * len(traced.in_names)
     for v, name, arg in zip(top.invars, traced.in_names, args):
-        env[v] = b.node("input", name, None, detail=(aval_str(v.aval),), arg=arg)
+        env[v] = b.node("input", name, None, detail=(b.type_text(v.aval),), arg=arg)
     names = traced.const_names or [""] * len(top.constvars)
     for v, name in zip(top.constvars, names):
         env[v] = b.node("const", name or "const", None, detail=(aval_str(v.aval),),
@@ -476,11 +485,11 @@ def build(traced: Traced) -> Graph:
     _signatures(b)
     _periods(b)
     for v, name in zip(top.outvars, traced.out_names):
-        out = b.node("output", name, None, detail=(aval_str(v.aval),))
+        out = b.node("output", name, None, detail=(b.type_text(v.aval),))
         if _compat.is_literal(v):
-            b.edge(b.node("const", _literal(v), None), out, aval_str(v.aval))
+            b.edge(b.node("const", _literal(v), None), out, b.type_text(v.aval))
         elif env.get(v) is not None and not _compat.is_literal(env[v]):
-            b.edge(env[v], out, aval_str(v.aval))
+            b.edge(env[v], out, b.type_text(v.aval))
     counts = Counter()
     for n in b.nodes.values():
         if n.kind == "op":
