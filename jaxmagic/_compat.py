@@ -314,6 +314,24 @@ def jaxpr_as_fun(closed: Any):
     return _src_core.jaxpr_as_fun(closed)     # curried: a function of the arguments
 
 
+# ---- the analysis compile (core/analysis.py): XLA's dump files -----------------------------
+
+def sharding_pass() -> str:
+    """The XLA pass that propagates shardings: Shardy's (the default from 0.7) or GSPMD's
+    when `jax_use_shardy_partitioner` is off."""
+    return "shardy-xla" if jax.config.jax_use_shardy_partitioner else "sharding-propagation"
+
+
+def buffer_dumps(buffer_assignment: str, live_range: str) -> tuple[str, str]:
+    """(buffer assignment, live ranges) from the text of XLA's `*-buffer-assignment.txt`
+    and `*-live-range.txt` dumps. Up to 0.7 there is no live-range file: the live ranges
+    (from `HloLiveRange`) and the used values close the buffer-assignment file."""
+    if live_range:
+        return buffer_assignment, live_range
+    head, sep, tail = buffer_assignment.partition("\nHloLiveRange")
+    return head.split("\nTotal bytes used:")[0].rstrip() + "\n", (sep + tail).lstrip("\n")
+
+
 # ---- %jaxpr --sharding (core/graph.py, core/collectives.py) -------------------------------
 
 def typed_aval_str(aval: Any) -> str:

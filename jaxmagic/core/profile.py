@@ -101,16 +101,19 @@ def flat_args(traced: Traced) -> list:
     return leaves
 
 
-def compile_tagged(traced: Traced):
-    """(compiled executable, its HLO text) of the tagged copy of `traced`'s jaxpr."""
+def compile_tagged(traced: Traced, prefix: str = "jaxmagic_profile_",
+                   compiler_options: dict | None = None):
+    """(compiled executable, its HLO text) of the tagged copy of `traced`'s jaxpr, in a
+    program named `prefix` + the function's name."""
     run = _compat.jaxpr_as_fun(tagged(traced.jaxpr))
 
     def program(*args):
         return run(*args)
 
-    program.__name__ = program.__qualname__ = "jaxmagic_profile_" + re.sub(
+    program.__name__ = program.__qualname__ = prefix + re.sub(
         r"\W", "_", traced.func_name)[:40]
-    compiled = jax.jit(program).lower(*flat_args(traced)).compile()
+    lowered = jax.jit(program).lower(*flat_args(traced))
+    compiled = lowered.compile(compiler_options) if compiler_options else lowered.compile()
     return compiled, compiled.as_text()
 
 
