@@ -359,3 +359,31 @@ _USER_NAMES = {"psum_invariant": "psum", "psum2": "psum", "reduce_scatter": "psu
 def user_primitive_name(prim: str) -> str:
     """The name the user called for primitive `prim` (itself where they are the same)."""
     return _USER_NAMES.get(prim, prim)
+
+
+def jaxpr_meshes(jaxpr: Any) -> list:
+    """The meshes a jaxpr names: its shard_maps' (`mesh` param) and its values' types on
+    an Explicit mesh (`aval.sharding.mesh`), outermost first."""
+    found = []
+
+    def go(j):
+        j = open_jaxpr(j)
+        for v in j.invars:
+            mesh = getattr(getattr(v.aval, "sharding", None), "mesh", None)
+            if mesh is not None and not getattr(mesh, "empty", False):
+                found.append(mesh)
+        for eqn in j.eqns:
+            if eqn.params.get("mesh") is not None:
+                found.append(eqn.params["mesh"])
+            for v in eqn.params.values():
+                for sub in (v if isinstance(v, tuple) else (v,)):
+                    if isinstance(sub, JAXPR_TYPES):
+                        go(sub)
+
+    go(jaxpr)
+    return found
+
+
+# From 0.8 jax.pmap is a jit of a shard_map: the analysis compile of its jaxpr is the
+# program it runs. Up to 0.7 it is `xla_pmap`, compiled apart (a jit of it gathers).
+PMAP_IS_SHARD_MAP = JAX_VERSION >= (0, 8)

@@ -46,14 +46,18 @@ def profile(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None 
 
 def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
                stage: str = "jaxpr", costs: str | None = None, budget: float = 3.0,
-               **options: Any) -> JaxprView:
+               sharding: bool = False, **options: Any) -> JaxprView:
     """`trace` for a call whose arguments carry their source text (from a magic).
 
-    `costs` is "cost" (estimated from shapes) or "profile" (measured within `budget`)."""
+    `costs` is "cost" (estimated from shapes) or "profile" (measured within `budget`);
+    `sharding` labels values with their shardings and finds the collectives."""
     __tracebackhide__ = True
     traced = _trace.trace(call, static_argnums=static_argnums, static_argnames=static_argnames)
     stage_text = _trace.stage_text(traced, stage) if stage != "jaxpr" else None
-    graph = _graph.build(traced)
+    if sharding:
+        graph, options["collectives"] = _sharding(traced)
+    else:
+        graph = _graph.build(traced)
     graph.notes[:0] = traced.notes
     if costs:
         from .core.profile import cost_rows
@@ -64,6 +68,22 @@ def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
                                     problem=problem)
     return JaxprView(graph, func_name=traced.func_name, stage=stage,
                      stage_text=stage_text, **options)
+
+
+def _sharding(traced):
+    """(graph with sharded types, Collectives) of a traced call: one analysis compile."""
+    from .core import collectives as C
+    from .render.collectives import Collectives
+
+    analysis, types, mesh, problem = C.prepare(traced)
+    graph = _graph.build(traced, sharding=True, types=types)
+    if analysis is None:
+        notes = [f"the compiled program could not be analysed ({problem}); shardings are "
+                 "the jaxpr's own types"]
+        return graph, Collectives([], func_name=traced.func_name, devices=None, notes=notes)
+    rows = C.find(analysis, traced, graph, mesh)
+    return graph, Collectives(rows, func_name=traced.func_name, input_names=traced.in_names,
+                              devices=analysis.num_devices)
 
 
 def error_card(exc: BaseException, src: str | None = None, label=None):

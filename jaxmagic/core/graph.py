@@ -208,17 +208,24 @@ def _unrepeated(names: tuple[str, ...]) -> tuple[str, ...]:
 
 
 class _Builder:
-    def __init__(self, wrappers: frozenset[str] = frozenset(), sharding: bool = False) -> None:
+    def __init__(self, wrappers: frozenset[str] = frozenset(), sharding: bool = False,
+                 types: dict | None = None) -> None:
         self.wrappers = wrappers      # library calls that called back: drawn as their inside
         # edge labels: `f32[256,512]`, or with `sharding` the type as JAX prints it,
-        # `f32[256@data,512]`, `f32[8,4]{V:i}`
+        # `f32[256@data,512]`, `f32[8,4]{V:i}`; `types`: the compiler's choice for values
+        # whose type has none (an Auto mesh), by variable
         self.type_text = _compat.typed_aval_str if sharding else aval_str
+        self.types = types or {}
         self.nodes: dict[int, Node] = {}
         self.edges: list[Edge] = []
         self.clusters: dict[int, Cluster] = {}
         self.num_equations = 0
         # what each cluster (None: the top) holds, in walk order: ("n", node) / ("c", cluster)
         self.order: dict[int | None, list[tuple[str, int]]] = defaultdict(list)
+
+    def label_of(self, atom: Any) -> str:
+        found = None if _compat.is_literal(atom) else self.types.get(atom)
+        return found or self.type_text(atom.aval)
 
     def node(self, kind: str, title: str, cluster: int | None, **kw: Any) -> int:
         i = len(self.nodes)
@@ -248,7 +255,7 @@ class _Builder:
         if src is None or _compat.is_literal(src):
             return
         role = env.get(("role", atom), "")
-        label = self.type_text(atom.aval)
+        label = self.label_of(atom)
         self.edge(src, dst, f"{role} {label}" if role else label)
 
     def walk(self, jaxpr: Any, env: dict, cluster: int | None, level: int,
@@ -394,7 +401,7 @@ class _Builder:
             ienv = self._inner(br, list(eqn.invars[1:]), env, b, level + 1)
             self.edge(index, next(iter(self._first_nodes(b))), "")
             for o in _compat.open_jaxpr(br).outvars:
-                self._result(o, ienv, merge, self.type_text(o.aval))
+                self._result(o, ienv, merge, self.label_of(o))
         for v in eqn.outvars:
             env[v] = merge
 
@@ -415,7 +422,7 @@ class _Builder:
         for o in _compat.open_jaxpr(p["cond_jaxpr"]).outvars:
             self._result(o, cenv, merge, "continue?")
         for o in _compat.open_jaxpr(p["body_jaxpr"]).outvars:
-            self._result(o, benv, merge, self.type_text(o.aval))
+            self._result(o, benv, merge, self.label_of(o))
         for v in eqn.outvars:
             env[v] = merge
 
@@ -465,16 +472,17 @@ def _where_text(file: str, line: int, func: str) -> tuple[str, str]:
     return f"{func}:{line}", text
 
 
-def build(traced: Traced, sharding: bool = False) -> Graph:
+def build(traced: Traced, sharding: bool = False, types: dict | None = None) -> Graph:
     """The full graph of a traced call: every equation a node, every nested jaxpr a cluster.
 
-    With `sharding`, values carry their types as JAX prints them, shardings included."""
-    b = _Builder(traced.wrappers, sharding)
+    With `sharding`, values carry their types as JAX prints them, shardings included, or
+    as `types` gives them (the compiler's propagated shardings, by variable)."""
+    b = _Builder(traced.wrappers, sharding, types)
     top = _compat.open_jaxpr(traced.jaxpr)
     env: dict = {}
     args = traced.in_args or [""] * len(traced.in_names)
     for v, name, arg in zip(top.invars, traced.in_names, args):
-        env[v] = b.node("input", name, None, detail=(b.type_text(v.aval),), arg=arg)
+        env[v] = b.node("input", name, None, detail=(b.label_of(v),), arg=arg)
     names = traced.const_names or [""] * len(top.constvars)
     for v, name in zip(top.constvars, names):
         env[v] = b.node("const", name or "const", None, detail=(aval_str(v.aval),),
@@ -485,11 +493,12 @@ def build(traced: Traced, sharding: bool = False) -> Graph:
     _signatures(b)
     _periods(b)
     for v, name in zip(top.outvars, traced.out_names):
-        out = b.node("output", name, None, detail=(b.type_text(v.aval),))
+        out = b.node("output", name, None, detail=(b.type_text(v.aval) if
+                                                   _compat.is_literal(v) else b.label_of(v),))
         if _compat.is_literal(v):
             b.edge(b.node("const", _literal(v), None), out, b.type_text(v.aval))
         elif env.get(v) is not None and not _compat.is_literal(env[v]):
-            b.edge(env[v], out, b.type_text(v.aval))
+            b.edge(env[v], out, b.label_of(v))
     counts = Counter()
     for n in b.nodes.values():
         if n.kind == "op":

@@ -1,0 +1,129 @@
+"""`Collectives`: what the compiled program sends between devices, by the user's line.
+
+The rows are the data (`view.collectives`, `records()` for pandas); the view adds a text
+form for terminals, an HTML table sorted by bytes beside the picture, and the overlay that
+marks each node that caused a collective ("all-reduce model · 256 KiB").
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Iterator
+
+from ..core.collectives import Collective
+from ..core.graph import Graph
+from . import html as H
+from .jit import fmt_ibytes
+from .text import visible
+
+FILL = "#fed7aa"         # the collective orange of `dot.COLLECTIVE`, light for dark ink
+FIELDS = ("kind", "axes", "bytes", "origin", "primitive", "where", "group", "instruction",
+          "group_size", "argument", "equation")
+
+
+def describe(c: Collective, names: list[str] | None = None) -> str:
+    """"all-gather of w1 over model · 2 MiB"."""
+    arg = f" of {names[c.argument]}" if names and c.argument is not None and \
+        c.argument < len(names) else ""
+    axes = f" over {','.join(c.axes)}" if c.axes else ""
+    return f"{c.kind}{arg}{axes} · {fmt_ibytes(c.bytes)}"
+
+
+class Collectives:
+    """Every collective of one compiled call, largest first (per-device bytes)."""
+
+    def __init__(self, rows: list[Collective], *, func_name: str = "f",
+                 input_names: list[str] | None = None, devices: int | None = 1,
+                 notes: list[str] | None = None):
+        self.rows = sorted(rows, key=lambda c: -c.bytes)
+        self.func_name = func_name
+        self.input_names = list(input_names or [])
+        self.devices = devices      # None: the program was not analysed (notes say why)
+        self.notes = list(notes or [])
+
+    def __iter__(self) -> Iterator[Collective]:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, i: int) -> Collective:
+        return self.rows[i]
+
+    @property
+    def bytes(self) -> int:
+        return sum(c.bytes for c in self.rows)
+
+    def records(self) -> list[dict]:
+        """The rows as dicts (`pandas.DataFrame(view.collectives.records())`)."""
+        return [{k: getattr(c, k) for k in FIELDS} for c in self.rows]
+
+    # ---- the overlay --------------------------------------------------------------------
+
+    def _by_node(self, g: Graph) -> dict[int, list[Collective]]:
+        holder = {e: n.id for n in g.nodes.values() for e in n.eqns}
+        out: dict[int, list[Collective]] = defaultdict(list)
+        for c in self.rows:
+            if c.equation in holder:
+                out[holder[c.equation]].append(c)
+        return out
+
+    def overlay(self, g: Graph) -> dict:
+        """`to_dot`'s `overlay`: each node holding a collective's equation, filled orange,
+        with what it sends ("all-reduce over model · 256 KiB"; several: a count)."""
+        out = {}
+        for node, cs in self._by_node(g).items():
+            line = describe(cs[0], self.input_names) if len(cs) == 1 else \
+                f"{len(cs)} collectives · {fmt_ibytes(sum(c.bytes for c in cs))}"
+            out[node] = (FILL, line, False)
+        return out
+
+    # ---- text and HTML --------------------------------------------------------------------
+
+    def headline(self) -> str:
+        if self.devices is None:
+            return "not known: the compiled program was not analysed"
+        if not self.rows:
+            return f"no collectives: the compiled program on {self.devices} device" \
+                f"{'s' if self.devices != 1 else ''} sends nothing between devices"
+        inserted = sum(1 for c in self.rows if not c.written)
+        return (f"{len(self.rows)} collective{'s' if len(self.rows) != 1 else ''} on "
+                f"{self.devices} devices, {fmt_ibytes(self.bytes)} per device per call; "
+                f"{inserted} inserted by the partitioner, {len(self.rows) - inserted} "
+                "written")
+
+    def _table(self) -> list[list[str]]:
+        return [[c.kind + (f" of {self.input_names[c.argument]}"
+                           if c.argument is not None and c.argument < len(self.input_names)
+                           else ""),
+                 ",".join(c.axes) or "—", fmt_ibytes(c.bytes), c.where or "—",
+                 c.series or c.group or "top level",
+                 c.origin + (f" ({c.primitive})" if c.primitive else "")]
+                for c in self.rows]
+
+    HEADER = ["collective", "axes", "bytes/device", "where", "group", "origin"]
+
+    def text(self) -> str:
+        lines = [f"collectives of {self.func_name}: {self.headline()}"]
+        rows = self._table()
+        if rows:
+            table = [self.HEADER] + rows
+            widths = [max(len(r[i]) for r in table) for i in range(len(self.HEADER))]
+            lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
+                      for r in table]
+        return "\n".join(lines + [f"note: {n}" for n in self.notes])
+
+    def side_html(self) -> str:
+        rows = [[H.esc(c) for c in row] for row in self._table()]
+        table = H.table(rows, self.HEADER) if rows else ""
+        notes = "".join(f'<div style="color:{H.MUTED};font-size:11px;margin-top:4px">'
+                        f'{H.esc(n)}</div>' for n in self.notes)
+        return (f'<div style="font-size:12px"><div style="color:{H.INK};margin-bottom:6px">'
+                f'{H.esc(self.headline())}</div>{table}{notes}</div>')
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        return {"text/plain": visible(self.text()),
+                "text/html": H.panel(self.side_html(),
+                                     f"collectives of {H.esc(self.func_name)}")}
+
+    def __repr__(self) -> str:
+        return f"<Collectives {self.func_name}: {self.headline()}>"
