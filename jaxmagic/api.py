@@ -21,12 +21,17 @@ if TYPE_CHECKING:   # for annotations: each function imports its renderer when c
 
 
 def trace(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None = None,
-          static_argnames: Sequence[str] | str | None = None, **kwargs: Any) -> JaxprView:
-    """Trace `f(*args, **kwargs)` and return its jaxpr as a drawable view (`%jaxpr`)."""
+          static_argnames: Sequence[str] | str | None = None, sharding: bool = False,
+          **kwargs: Any) -> JaxprView:
+    """Trace `f(*args, **kwargs)` and return its jaxpr as a drawable view (`%jaxpr`).
+
+    `sharding=True` (`--sharding`): values carry their shardings and `view.collectives`
+    lists what the compiled program sends between devices (one extra compile)."""
     names = [f"arg{i}" for i in range(len(args))]
     call = BoundCall(f, args, kwargs, names, {k: k for k in kwargs},
                      f"{getattr(f, '__name__', 'f')}(...)")
-    return trace_call(call, static_argnums=static_argnums, static_argnames=static_argnames)
+    return trace_call(call, static_argnums=static_argnums, static_argnames=static_argnames,
+                      sharding=sharding)
 
 
 def profile(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None = None,

@@ -123,9 +123,12 @@ def _elements(ins: hlo.Instruction, program: dict, analysis: Any):
     if len(result) > 1 and len(result) == len(operands):
         if len(merged) != len(result):     # 0.7 keeps one name: each part's own operand
             merged = [[_tag_of(program.get(o), analysis)] for o in ins.operands]
-        return [(tags[-1] if tags[-1] is not None else _first_tagged_user(ins, program,
-                                                                          analysis),
-                 max(r, o)) for tags, r, o in zip(merged, result, operands)]
+        parts: dict = {}         # a combined collective: its parts by equation
+        for tags, r, o in zip(merged, result, operands):
+            eqn = tags[-1] if tags[-1] is not None else \
+                _first_tagged_user(ins, program, analysis)
+            parts[eqn] = parts.get(eqn, 0) + max(r, o)
+        return list(parts.items())
     eqn = ins.tags[-1] if ins.tags else _first_tagged_user(ins, program, analysis)
     return [(eqn, max(sum(result), sum(operands)))]
 
@@ -162,15 +165,17 @@ _PASS_THROUGH = ("bitcast", "copy", "reshape", "transpose", "fusion", "convert",
 
 
 def _argument(ins: hlo.Instruction, program: dict, steps: int = 4) -> int | None:
-    """The entry parameter a collective gathers, through a few layout changes, if any."""
-    current = ins
-    for _ in range(steps):
-        if len(current.operands) != 1 or current.operands[0] not in program:
-            return None
-        current = program[current.operands[0]]
-        if current.opcode == "parameter":
-            text = current.operand_text.strip()
-            return int(text) if text.isdigit() else None
-        if current.opcode not in _PASS_THROUGH:
-            return None
-    return None
+    """The entry parameter a collective moves, through a few layout changes, if all of
+    its operands come from one."""
+    found = set()
+    for name in ins.operands:
+        current = program.get(name)
+        for _ in range(steps):
+            if current is None or current.opcode == "parameter" or \
+                    current.opcode not in _PASS_THROUGH or len(current.operands) != 1:
+                break
+            current = program.get(current.operands[0])
+        text = current.operand_text.strip() if current is not None else ""
+        found.add(int(text) if current is not None and current.opcode == "parameter"
+                  and text.isdigit() and current.computation == ins.computation else None)
+    return found.pop() if len(found) == 1 else None

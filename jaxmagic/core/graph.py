@@ -215,7 +215,7 @@ class _Builder:
         # `f32[256@data,512]`, `f32[8,4]{V:i}`; `types`: the compiler's choice for values
         # whose type has none (an Auto mesh), by variable
         self.type_text = _compat.typed_aval_str if sharding else aval_str
-        self.types = types or {}
+        self.types = dict(types or {})
         self.nodes: dict[int, Node] = {}
         self.edges: list[Edge] = []
         self.clusters: dict[int, Cluster] = {}
@@ -343,6 +343,8 @@ class _Builder:
             ienv[v] = self.node("const", f"const {aval_str(v.aval)}", cluster)
         for i, (v, a) in enumerate(zip(inner.invars, outer_atoms)):
             ienv[v] = a if _compat.is_literal(a) else env.get(a)
+            if not _compat.is_literal(a) and a in self.types:   # the same value inside
+                self.types.setdefault(v, self.types[a])
             if roles:
                 ienv[("role", v)] = roles[i]
         self.walk(inner, ienv, cluster, level, alias)

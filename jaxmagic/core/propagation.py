@@ -28,9 +28,10 @@ Spec = tuple[tuple[str, ...], ...]      # the mesh axes of each dimension
 
 
 def value_types(analysis: Any, traced: Any, names: tuple[str, ...],
-                sizes: tuple[int, ...]) -> dict[Any, str]:
+                sizes: tuple[int, ...], typed_too: bool = False) -> dict[Any, str]:
     """{jaxpr variable: typed text} for each equation output the dump gives a sharding
-    for; variables whose type already carries one (Explicit meshes) are left out."""
+    for; variables whose type already carries one (Explicit meshes) are left out unless
+    `typed_too`."""
     if not analysis.before_partitioning or not names:
         return {}
     program = hlo.parse(analysis.before_partitioning)
@@ -42,7 +43,7 @@ def value_types(analysis: Any, traced: Any, names: tuple[str, ...],
     for index, eqn, *_ in walk(traced.jaxpr):
         candidates = by_tag.get(index, [])
         for k, v in enumerate(eqn.outvars):
-            if _compat.is_dropvar(v) or _has_spec(v.aval):
+            if _compat.is_dropvar(v) or _has_spec(v.aval) and not typed_too:
                 continue
             ins = _producer(candidates, v.aval, k, len(eqn.outvars))
             spec = spec_of(ins.attr("sharding"), names, sizes) if ins else None
