@@ -387,3 +387,9 @@ def jaxpr_meshes(jaxpr: Any) -> list:
 # From 0.8 jax.pmap is a jit of a shard_map: the analysis compile of its jaxpr is the
 # program it runs. Up to 0.7 it is `xla_pmap`, compiled apart (a jit of it gathers).
 PMAP_IS_SHARD_MAP = JAX_VERSION >= (0, 8)
+
+
+# Newer compiled HLO text names source locations through tables printed between the
+# module line and the program (`stack_frame_id=N` in each instruction's metadata; seen on
+# 0.10.2 and 0.12); on 0.7 each instruction carries `source_file=… source_line=…` itself.
+HLO_FRAME_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")

@@ -181,3 +181,14 @@ def test_groups_of_devices_map_to_mesh_axes():
                        ("{mesh['data'=2,'model'=4], [{'data'}, {}]}", (("data",), ())),
                        ("{replicated}", ())]:
         assert propagation.spec_of(text, names, sizes) == spec, text
+
+
+def test_stage_compiled_starts_with_the_program(ip):
+    ip.user_ns.update(mlp=mlp, x=mlp_args()[0], w1=mlp_args()[1], w2=mlp_args()[2])
+    text = ip.run_line_magic("jaxpr", "--stage compiled -o mlp(x, w1, w2)").text()
+    body = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("//")]
+    assert body[0].startswith("HloModule ")
+    assert body[1].startswith(("%", "ENTRY")), body[1]      # a computation, not a table
+    first = text.index("all-reduce(")
+    tables = [text.find(t) for t in _compat.HLO_FRAME_TABLES if t + "\n" in text]
+    assert all(first < t for t in tables)     # the frame tables, where a release has them
