@@ -322,6 +322,11 @@ def sharding_pass() -> str:
     return "shardy-xla" if jax.config.jax_use_shardy_partitioner else "sharding-propagation"
 
 
+# An allocation's header in the buffer assignment, `allocation 3: size 196608, <attrs>:`;
+# from 0.12 the attributes begin with `page 0, `.
+ALLOCATION = re.compile(r"^allocation (\d+): size \d+, (?:page \d+, )?(.*):\s*$")
+
+
 def buffer_dumps(buffer_assignment: str, live_range: str) -> tuple[str, str]:
     """(buffer assignment, live ranges) from the text of XLA's `*-buffer-assignment.txt`
     and `*-live-range.txt` dumps. Up to 0.7 there is no live-range file: the live ranges

@@ -49,18 +49,35 @@ def profile(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None 
                       costs="profile" if measure else "cost", budget=budget)
 
 
+def memory(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None = None,
+           static_argnames: Sequence[str] | str | None = None, **kwargs: Any) -> JaxprView:
+    """Where the memory of compiled `f(*args, **kwargs)` goes, on its graph
+    (`%jaxpr --memory`).
+
+    Compiles the call once more with XLA's buffer dump (nothing runs) and reads the live
+    bytes over its schedule, the peak, and the buffers alive at it, joined to equations
+    and inputs. The view's `.memory` holds the curve and the rows."""
+    names = [f"arg{i}" for i in range(len(args))]
+    call = BoundCall(f, args, kwargs, names, {k: k for k in kwargs},
+                     f"{getattr(f, '__name__', 'f')}(...)")
+    return trace_call(call, static_argnums=static_argnums, static_argnames=static_argnames,
+                      memory=True)
+
+
 def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
                stage: str = "jaxpr", costs: str | None = None, budget: float = 3.0,
-               sharding: bool = False, **options: Any) -> JaxprView:
+               sharding: bool = False, memory: bool = False, **options: Any) -> JaxprView:
     """`trace` for a call whose arguments carry their source text (from a magic).
 
     `costs` is "cost" (estimated from shapes) or "profile" (measured within `budget`);
-    `sharding` labels values with their shardings and finds the collectives."""
+    `sharding` labels values with their shardings and finds the collectives
+    (`view.collectives`); `memory` reads the compiled program's buffers (`view.memory`)."""
     __tracebackhide__ = True
     traced = _trace.trace(call, static_argnums=static_argnums, static_argnames=static_argnames)
     stage_text = _trace.stage_text(traced, stage) if stage != "jaxpr" else None
+    analysis = None        # the one analysis compile --sharding and --memory share
     if sharding:
-        graph, options["collectives"] = _sharding(traced)
+        graph, options["collectives"], analysis = _sharding(traced)
     else:
         graph = _graph.build(traced)
     graph.notes[:0] = traced.notes
@@ -71,12 +88,19 @@ def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
         rows, measured, problem = cost_rows(traced, graph, costs == "profile", budget)
         options["costs"] = Costs.of(rows, measured, func_name=traced.func_name,
                                     problem=problem)
+    if memory:
+        from .core.analysis import analyze
+        from .core.memory import memory_profile
+        from .render.memory import Memory
+
+        options["memory"] = Memory(memory_profile(traced, graph, analysis or analyze(traced)),
+                                   traced.func_name)
     return JaxprView(graph, func_name=traced.func_name, stage=stage,
                      stage_text=stage_text, **options)
 
 
 def _sharding(traced):
-    """(graph with sharded types, Collectives) of a traced call: one analysis compile."""
+    """(graph with sharded types, Collectives, the analysis or None) of a traced call."""
     from .core import collectives as C
     from .render.collectives import Collectives
 
@@ -85,10 +109,11 @@ def _sharding(traced):
     if analysis is None:
         notes = [f"the compiled program could not be analysed ({problem}); shardings are "
                  "the jaxpr's own types"]
-        return graph, Collectives([], func_name=traced.func_name, devices=None, notes=notes)
+        return graph, Collectives([], func_name=traced.func_name, devices=None,
+                                  notes=notes), None
     rows = C.find(analysis, traced, graph, mesh)
     return graph, Collectives(rows, func_name=traced.func_name, input_names=traced.in_names,
-                              devices=analysis.num_devices)
+                              devices=analysis.num_devices), analysis
 
 
 def error_card(exc: BaseException, src: str | None = None, label=None):

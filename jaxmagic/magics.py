@@ -159,6 +159,10 @@ class JaxMagic(Magics):
               "and every collective the compiled program runs, at the line that caused "
               "it, with its mesh axes and bytes per device (view.collectives holds the "
               "rows); one extra compile")
+    @argument("--memory", action="store_true", help="bytes live at the compiled program's "
+              "peak per equation and group on the graph, the live-bytes curve over XLA's "
+              "schedule, and the buffers alive at the peak (view.memory holds the rows); "
+              "compiles, runs nothing")
     @argument("-o", dest="output", action="store_true", help="return the JaxprView")
     @no_var_expand
     @line_cell_magic
@@ -189,7 +193,7 @@ class JaxMagic(Magics):
                 max_nodes=self.max_nodes, layout_timeout=self.layout_timeout,
                 renderer=self.renderer, png=self.png,
                 costs="profile" if args.profile else "cost" if args.cost else None,
-                budget=self.profile_budget, sharding=args.sharding)
+                budget=self.profile_budget, sharding=args.sharding, memory=args.memory)
         except JitArgumentError as e:     # mark an argument static: say which, and how
             from .render.jit import static_fix_command
 

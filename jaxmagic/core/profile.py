@@ -139,19 +139,27 @@ class Instructions:
     module: str
     tags: dict[str, set[int]]      # the equations it stands for (a fusion: all it fused)
     matmul: set[str]               # instructions that are or contain a dot/convolution
+    own: dict[str, int] = field(default_factory=dict)   # its own op_name's equation
+    opcode: dict[str, str] = field(default_factory=dict)
+    operands: dict[str, list[str]] = field(default_factory=dict)
+    computation: dict[str, str] = field(default_factory=dict)   # → the one holding it
+    roots: dict[str, str] = field(default_factory=dict)         # computation → its ROOT
+    callers: dict[str, str] = field(default_factory=dict)       # computation → caller
+    parameters: dict[str, int] = field(default_factory=dict)    # parameter → its number
+    entry: str = ""                # the ENTRY computation
 
 
 def instruction_tags(hlo_text: str) -> Instructions:
     """Read the equations each instruction came from out of its `op_name` metadata."""
-    module = ""
+    out = Instructions("", {}, set())
     own: dict[str, set[int]] = {}
-    opcode: dict[str, str] = {}
+    opcode = out.opcode
     callees: dict[str, list[str]] = {}
     members: dict[str, list[str]] = defaultdict(list)   # computation → instructions
     current = None
     for line in hlo_text.splitlines():
         if line.startswith("HloModule "):
-            module = line.split()[1].rstrip(",")
+            out.module = line.split()[1].rstrip(",")
             continue
         m = _INSTRUCTION.match(line)
         if m and current is not None:
@@ -164,10 +172,13 @@ def instruction_tags(hlo_text: str) -> Instructions:
             callees[name] = _CALLEE.findall(rest) + [
                 c.strip().lstrip("%") for b in _BRANCHES.findall(rest) for c in b.split(",")]
             members[current].append(name)
+            _structure(out, name, rest, op, current, line.lstrip().startswith("ROOT "))
             continue
         m = _COMPUTATION.match(line)
         if m:
             current = m.group(1)
+            if line.startswith("ENTRY"):
+                out.entry = current
 
     def inside(comps: list[str], seen: set) -> tuple[set[int], bool]:
         tags, matmul = set(), False
@@ -181,13 +192,39 @@ def instruction_tags(hlo_text: str) -> Instructions:
                 matmul = matmul or mm or opcode[ins] in MATMUL_OPCODES
         return tags, matmul
 
-    tags, matmul = {}, set()
     for name in own:
         t, mm = inside(callees[name], set()) if opcode[name] in _INLINING else (set(), False)
-        tags[name] = own[name] | t
+        out.tags[name] = own[name] | t
         if mm or opcode[name] in MATMUL_OPCODES:
-            matmul.add(name)
-    return Instructions(module, tags, matmul)
+            out.matmul.add(name)
+        out.own.update((name, e) for e in own[name])
+        for comp in callees[name]:
+            out.callers.setdefault(comp, name)
+    return out
+
+
+_PARAMETER = re.compile(r"^parameter\((\d+)\)")
+
+
+def _structure(out: Instructions, name: str, rest: str, op: Any, computation: str,
+               root: bool) -> None:
+    """Record where an instruction sits and what it reads (for joins beyond its tag)."""
+    out.computation[name] = computation
+    if root:
+        out.roots[computation] = name
+    if op is None:
+        return
+    call = rest[op.start(1) - 1:]      # `op` matched " " + rest: "fusion(%a, %b), …"
+    args, depth = call[len(op.group(1)):], 0
+    for i, ch in enumerate(args):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0:
+            args = args[:i]
+            break
+    out.operands[name] = re.findall(r"%([\w.\-]+)", args)
+    p = _PARAMETER.match(call)
+    if p:
+        out.parameters[name] = int(p.group(1))
 
 
 # ---- the xplane: self time per executed instruction --------------------------------------

@@ -67,9 +67,11 @@ class JaxprView:
                  stage_text: str | None = None, depth: int | str | None = "auto",
                  expand: Iterable[str] = (), rankdir: str = "TB", max_nodes: int = 400,
                  layout_timeout: float = 10.0, renderer: str = "auto", png: bool = True,
-                 group: str = "call", costs: Any = None, collectives: Any = None):
+                 group: str = "call", costs: Any = None, memory: Any = None,
+                 collectives: Any = None):
         self.full = graph
         self.costs = costs     # render.costs.Costs: --profile / --cost, drawn as an overlay
+        self.memory = memory   # render.memory.Memory: --memory, drawn as an overlay
         self.collectives = collectives   # render.collectives.Collectives: --sharding
         self.func_name = func_name
         self.stage = stage
@@ -95,7 +97,7 @@ class JaxprView:
                     depth=self.depth, expand=self.expand, rankdir=self.rankdir,
                     max_nodes=self.max_nodes, layout_timeout=self.layout_timeout,
                     renderer=self.renderer, png=self.png, group=self.group,
-                    costs=self.costs, collectives=self.collectives)
+                    costs=self.costs, memory=self.memory, collectives=self.collectives)
         opts.update(changes)
         return JaxprView(self.full, **opts)
 
@@ -222,8 +224,13 @@ class JaxprView:
                       notes + ["too large to draw within the budgets; showing text"],
                       time.perf_counter() - start)
 
+    @property
+    def _overlay(self) -> Any:
+        """What is drawn over the graph: memory when asked for, else costs, else None."""
+        return self.memory if self.memory is not None else self.costs
+
     def _dot(self, g: G.Graph) -> str:
-        overlay = self.costs.overlay(g) if self.costs is not None else {}
+        overlay = self._overlay.overlay(g) if self._overlay is not None else {}
         if self.collectives is not None:      # a collective's line joins its node's cost
             nodes = dict(overlay.get("overlay", {}))
             for i, (fill, line, _) in self.collectives.overlay(g).items():
@@ -257,9 +264,10 @@ class JaxprView:
             return self.stage_text or ""
         d = self._drawn
         head = f"{self._title(d.graph)} ({self._summary(d.graph)})"
-        extra = [x.text() for x in (self.collectives, self.costs) if x is not None]
-        return "\n".join([to_text(d.graph, head)] + [f"note: {n}" for n in d.notes] +
-                         [line for x in extra for line in ("", x)])
+        extra = [x.text() for x in (self.collectives, self.costs, self.memory)
+                 if x is not None]
+        return "\n\n".join(["\n".join([to_text(d.graph, head)] +
+                                       [f"note: {n}" for n in d.notes])] + extra)
 
     def _summary(self, g: G.Graph) -> str:
         collapsed = sum(1 for n in g.nodes.values() if n.kind == "call")
@@ -303,14 +311,14 @@ class JaxprView:
                     f'font-size:11px;color:{H.INK};background:{H.PANEL}">{H.esc(d.dot)}</pre></details>')
         side = "".join(x for x in (
             self.collectives.side_html() if self.collectives is not None else "",
-            self.costs.side_html(d.graph) if self.costs is not None else "") if x)
+            self._overlay.side_html(d.graph) if self._overlay is not None else "") if x)
         if side:
             # the tables beside the picture, below it when the picture needs the cell's
             # width to stay legible
             natural = (_svg_width(d.svg) if d.svg is not None else None) or 480
             body = (f'<div style="display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start">'
                     f'<div style="flex:1 1 {min(natural, 1100):.0f}px;min-width:0">{body}</div>'
-                    f'<div style="flex:0 1 420px;min-width:300px">{side}</div></div>')
+                    f'<div style="flex:0 1 440px;min-width:300px">{side}</div></div>')
         bundle = {"text/plain": visible(self.text()), "text/html": H.panel(body, title, note)}
         if d.png is not None:
             bundle["image/png"] = d.png

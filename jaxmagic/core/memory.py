@@ -1,0 +1,327 @@
+"""Where a compiled call's memory goes: live bytes over XLA's schedule, the peak, and the
+buffers alive at it, joined back to the equations and inputs they hold.
+
+Read from the analysis compile (`analysis.analyze`): XLA's buffer assignment gives every
+value's allocation, offset and size; its live ranges give the schedule and one
+[start, end] per value. Live bytes at step t are the values with start ≤ t ≤ end, a slot
+(allocation, offset) counted once however many values share it (a while loop's carried
+values, a fusion writing in place). XLA's own "(peak)" line is not the maximum of its own
+ranges, and `memory_analysis().peak_memory_in_bytes` on CPU is arguments + outputs, so
+neither is used.
+
+A value joins to the equation of its defining instruction: its own tag, a fusion's root,
+an operand's, the enclosing while's; an entry parameter to the input it is.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import _compat
+from .analysis import Analysis
+from .cost import CostRow, estimate, rows, walk
+from .profile import Instructions
+from .trace import Traced
+
+# kinds of buffers live at the peak
+ARGUMENT, OUTPUT, SAVED, TEMPORARY, CONSTANT = (
+    "argument", "output", "saved activation", "temporary", "constant")
+
+_VALUE = re.compile(r"^\s*value: <\d+ ([^\s{>]+)(\{[\d,]*\})?(?: \(phi\))?[^>]*> "
+                    r"\(size=(\d+),offset=(\d+)\): (.*)$")
+_STEP = re.compile(r"^\s*(\d+):(\S+)\s*$")
+_RANGE = re.compile(r"^\s*(\S+?)(\{[\d,]*\}):(\d+)-(\d+)\s*$")
+
+
+@dataclass
+class Buffer:
+    """One value XLA keeps in memory, with what it holds for the user."""
+
+    value: str                 # XLA's value, `wrapped_tanh{}` or `while.3{2}`
+    instruction: str           # the instruction that defines it
+    bytes: int
+    shape: str                 # `f32[64,128]`
+    kind: str                  # argument | output | saved activation | temporary | constant
+    start: int                 # first and last schedule step it is live
+    end: int
+    slot: tuple[int, int]      # (allocation, offset): values in one slot share memory
+    allocation: str = ""       # XLA's kind of allocation: parameter N, output, constant, temp
+    equation: int | None = None    # walk index of the equation it holds (graph numbering)
+    input: str = ""            # the input it is (`params['w1']`), for arguments
+    argument: str = ""         # the argument that input is a leaf of (`params`)
+    where: str = ""            # the user's line, `layer:12`
+    group: str = ""            # the call tree around it, as drawn (`layer ×16 › mlp`)
+    primitive: str = ""
+    backward: bool = False     # produced by the backward pass
+
+
+@dataclass
+class MemoryProfile:
+    """Live bytes over a compiled call's schedule, and what is alive at its peak."""
+
+    curve: list[int]           # live bytes at each schedule step
+    schedule: list[str]        # the instruction at each step
+    peak_step: int
+    live: list[Buffer]         # alive at the peak, one per slot, largest first
+    backward_from: int | None  # the first step of the backward pass (None: no gradient)
+    argument_bytes: int | None   # from compiled.memory_analysis(), where it reports
+    output_bytes: int | None
+    temp_bytes: int | None
+    alias_bytes: int | None
+    platform: str
+    num_devices: int           # sizes are per device when > 1
+    buffers: list[Buffer] = field(default_factory=list)   # every value with a live range
+    peak_equation: int | None = None   # the equation the peak's instruction computes
+
+    @property
+    def peak_bytes(self) -> int:
+        return self.curve[self.peak_step] if self.curve else 0
+
+    @property
+    def xla_total(self) -> int | None:
+        """memory_analysis()'s temp + arguments + outputs − aliased: what XLA reserves."""
+        parts = (self.temp_bytes, self.argument_bytes, self.output_bytes)
+        return None if None in parts else sum(parts) - (self.alias_bytes or 0)
+
+    def by_kind(self) -> dict[str, int]:
+        """Bytes live at the peak per kind, largest first."""
+        acc: Counter = Counter()
+        for b in self.live:
+            acc[b.kind] += b.bytes
+        return dict(acc.most_common())
+
+
+# ---- parsing XLA's dumps -------------------------------------------------------------------
+
+def parse_buffers(text: str) -> dict[str, tuple[tuple[int, int], int, str, str]]:
+    """{value: ((allocation, offset), size, shape, allocation kind)} from the buffer
+    assignment. Allocation kinds: parameter N, output, constant, temp."""
+    out = {}
+    alloc, kind = -1, ""
+    for line in text.splitlines():
+        head = _compat.ALLOCATION.match(line)
+        if head:
+            alloc, kind = int(head.group(1)), _allocation_kind(head.group(2))
+            continue
+        m = _VALUE.match(line)
+        if m and alloc >= 0:
+            name, index, size, offset, shape = m.groups()
+            out[name + (index or "{}")] = ((alloc, int(offset)), int(size),
+                                          shape.split("{")[0].strip(), kind)
+    return out
+
+
+def _allocation_kind(attrs: str) -> str:
+    p = re.search(r"\bparameter (\d+)", attrs)
+    if p:
+        return f"parameter {p.group(1)}"
+    if "maybe-live-out" in attrs:
+        return "output"
+    return "constant" if re.search(r"\bconstant\b", attrs) else "temp"
+
+
+def parse_live_ranges(text: str) -> tuple[list[str], dict[str, tuple[int, int]]]:
+    """(the schedule, {value: (start, end)}) from XLA's HloLiveRange dump."""
+    schedule: list[str] = []
+    ranges: dict[str, tuple[int, int]] = {}
+    section = ""
+    for line in text.splitlines():
+        s = line.strip()
+        if s.endswith(":") and not _RANGE.match(line):
+            section = s
+            continue
+        if section == "InstructionSequence:":
+            m = _STEP.match(line)
+            if m:
+                schedule.append(m.group(2))
+        elif section == "BufferLiveRange:":
+            m = _RANGE.match(line)
+            if m:
+                ranges[m.group(1) + m.group(2)] = (int(m.group(3)), int(m.group(4)))
+    return schedule, ranges
+
+
+# ---- the curve ----------------------------------------------------------------------------
+
+def live_curve(steps: int, spans: list[tuple[int, int, tuple[int, int], int]]) -> list[int]:
+    """Live bytes at each step from (start, end, slot, size), a slot counted once (its
+    largest live value)."""
+    starts, ends = defaultdict(list), defaultdict(list)
+    for start, end, slot, size in spans:
+        starts[start].append((slot, size))
+        ends[end].append((slot, size))
+    live: dict[tuple[int, int], Counter] = defaultdict(Counter)
+    total, curve = 0, []
+
+    def change(slot, size, by):
+        nonlocal total
+        before = max(live[slot], default=0)
+        live[slot][size] += by
+        if live[slot][size] <= 0:
+            del live[slot][size]
+        total += max(live[slot], default=0) - before
+
+    for t in range(steps):
+        for slot, size in starts.get(t, ()):
+            change(slot, size, 1)
+        curve.append(total)
+        for slot, size in ends.get(t, ()):
+            change(slot, size, -1)
+    return curve
+
+
+# ---- joining values to equations -----------------------------------------------------------
+
+class _Join:
+    """The equation (or entry parameter) an instruction's value holds."""
+
+    def __init__(self, hlo: Instructions):
+        self.hlo = hlo
+        self.callees: dict[str, list[str]] = defaultdict(list)
+        for comp, caller in hlo.callers.items():
+            self.callees[caller].append(comp)
+        self.cache: dict[str, tuple[str, int] | None] = {}
+
+    def __call__(self, name: str, depth: int = 0) -> tuple[str, int] | None:
+        """("eqn", walk index) or ("input", parameter number), or None."""
+        if name not in self.cache:
+            self.cache[name] = None                     # cycles end here
+            self.cache[name] = self._find(name, depth)
+        return self.cache[name]
+
+    def _find(self, name: str, depth: int) -> tuple[str, int] | None:
+        hlo = self.hlo
+        if name in hlo.own:
+            return "eqn", hlo.own[name]
+        comp = hlo.computation.get(name)
+        if name in hlo.parameters and comp == hlo.entry:
+            return "input", hlo.parameters[name]
+        if depth > 8:
+            return None
+        if name not in hlo.parameters:          # a fusion's root, then the operands
+            roots = [hlo.roots[c] for c in self.callees.get(name, ()) if c in hlo.roots]
+            for other in roots + hlo.operands.get(name, []):
+                found = self(other, depth + 1)
+                if found is not None:
+                    return found
+        caller = hlo.callers.get(comp)           # the enclosing while, call or fusion
+        return self(caller, depth + 1) if caller else None
+
+
+def memory_profile(traced: Traced, graph: Any, analysis: Analysis) -> MemoryProfile:
+    """The live-bytes curve of `analysis`'s program and the buffers alive at its peak,
+    joined to `graph`'s equations (`graph.build(traced)`) and `traced`'s inputs."""
+    values = parse_buffers(analysis.buffer_assignment)
+    schedule, ranges = parse_live_ranges(analysis.live_ranges)
+    join = _Join(analysis.instructions)
+    info = _equation_info(traced, graph)
+    backward = {i: info[i].backward for i in info}
+    buffers = []
+    for value, (start, end) in ranges.items():
+        found = values.get(value) or _carried(value, values, analysis.instructions)
+        if found is None:
+            continue
+        slot, size, shape, alloc = found
+        instruction = value.split("{")[0]
+        buffers.append(_buffer(value, instruction, size, shape, alloc, start, end, slot,
+                               join(instruction), traced, info))
+    steps = len(schedule)
+    curve = live_curve(steps, [(b.start, b.end, b.slot, b.bytes) for b in buffers])
+    peak = max(range(steps), key=curve.__getitem__) if steps else 0
+    bwd = next((t for t, name in enumerate(schedule)
+                if backward.get(analysis.instructions.own.get(name, -1))), None)
+    for b in buffers:
+        b.kind = _kind(b, steps, bwd)
+    m = analysis.memory_analysis
+    get = lambda key: getattr(m, key, None) if m is not None else None  # noqa: E731
+    return MemoryProfile(curve, schedule, peak, _at(buffers, peak), bwd,
+                         get("argument_size_in_bytes"), get("output_size_in_bytes"),
+                         get("temp_size_in_bytes"), get("alias_size_in_bytes"),
+                         analysis.platform, analysis.num_devices, buffers,
+                         _equation(join(schedule[peak]) if steps else None))
+
+
+def _equation(found: tuple[str, int] | None) -> int | None:
+    return found[1] if found is not None and found[0] == "eqn" else None
+
+
+def _carried(value: str, values: dict, hlo: Instructions):
+    """A while loop's carried value that has no slot of its own: the slot of the loop's
+    initial value (the tuple element it starts from)."""
+    name, _, index = value.partition("{")
+    if hlo.opcode.get(name) != "while" or not index.rstrip("}"):
+        return None
+    init = (hlo.operands.get(name) or [""])[0]
+    elements = hlo.operands.get(init, [])
+    i = int(index.rstrip("}").split(",")[0])
+    if hlo.opcode.get(init) == "tuple" and i < len(elements):
+        return values.get(elements[i] + "{}")
+    return values.get(f"{init}{{{index}")
+
+
+def _buffer(value, instruction, size, shape, alloc, start, end, slot, found, traced,
+            info) -> Buffer:
+    b = Buffer(value, instruction, size, shape, TEMPORARY, start, end, slot, alloc)
+    if found is None:
+        return b
+    what, k = found
+    if what == "input":
+        b.input = traced.in_names[k] if k < len(traced.in_names) else f"args[{k}]"
+        b.argument = traced.in_args[k] if k < len(traced.in_args) else b.input
+        return b
+    b.equation = k
+    row = info.get(k)
+    if row is not None:
+        b.where, b.group, b.primitive, b.backward = (row.where, row.series, row.primitive,
+                                                     row.backward)
+    return b
+
+
+def _kind(b: Buffer, steps: int, backward_from: int | None) -> str:
+    alloc = b.allocation
+    if alloc.startswith("parameter"):
+        return ARGUMENT
+    if alloc == "constant":
+        return CONSTANT
+    if alloc == "output" and b.end >= steps - 1:
+        return OUTPUT
+    if backward_from is not None and b.equation is not None and not b.backward \
+            and b.start < backward_from <= b.end:
+        return SAVED
+    return TEMPORARY
+
+
+def _at(buffers: list[Buffer], step: int) -> list[Buffer]:
+    """The buffers live at `step`, one per slot (the value written last), largest first."""
+    slots: dict[tuple[int, int], Buffer] = {}
+    for b in buffers:
+        if b.start <= step <= b.end:
+            held = slots.get(b.slot)
+            if held is None or (b.bytes, b.start) > (held.bytes, held.start):
+                slots[b.slot] = b
+    return sorted(slots.values(), key=lambda b: (-b.bytes, b.start))
+
+
+def _equation_info(traced: Traced, graph: Any) -> dict[int, CostRow]:
+    """Each equation's row (line, drawn group, primitive, pass); a nested-jaxpr equation
+    (a scan, a remat) gets its first inner row's group, a line of its own and its pass."""
+    estimates = estimate(traced.jaxpr)
+    out = {r.index: r for r in rows(graph, estimates)}
+    backward = {}
+    for i, eqn, _, parents, _ in walk(traced.jaxpr):
+        backward[i] = _compat.is_backward(eqn) or any(backward.get(p) for p in parents)
+    first_inside: dict[int, CostRow] = {}
+    for r in list(out.values()):
+        for p in r.parents:
+            first_inside.setdefault(p, r)
+    for e in estimates:
+        if e.index in out:
+            out[e.index].backward = out[e.index].backward or backward[e.index]
+        elif e.index in first_inside:
+            inner = first_inside[e.index]
+            out[e.index] = CostRow(e.index, e.primitive, 0, 0, None, 0, inner.where,
+                                   inner.group, inner.clusters, e.parents, is_op=False,
+                                   backward=backward[e.index], series=inner.series)
+    return out
