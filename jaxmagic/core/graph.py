@@ -216,6 +216,7 @@ class _Builder:
         # whose type has none (an Auto mesh), by variable
         self.type_text = _compat.typed_aval_str if sharding else aval_str
         self.types = dict(types or {})
+        self.sharding = sharding
         self.nodes: dict[int, Node] = {}
         self.edges: list[Edge] = []
         self.clusters: dict[int, Cluster] = {}
@@ -324,7 +325,11 @@ class _Builder:
             return self.call(eqn, kind or prim, env, parent, level, where, source, subs)
         lits = [_literal(a) for a in eqn.invars if _compat.is_literal(a)]
         title = _compat.user_primitive_name(prim) + (" · " + ", ".join(lits) if lits else "")
-        n = self.node("op", title, parent, detail=_params_detail(prim, eqn.params),
+        detail = _params_detail(prim, eqn.params)
+        if self.sharding and eqn.outvars:
+            # the result's sharding on the node: an edge between groups has no label
+            detail += ("→ " + self.label_of(eqn.outvars[0]),)
+        n = self.node("op", title, parent, detail=detail,
                       where=where, source=source,
                       collective=prim in COLLECTIVES and prim not in NO_DATA,
                       backward=backward, primitive=prim, eqns=(index,),

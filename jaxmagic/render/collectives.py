@@ -113,8 +113,14 @@ class Collectives:
         return "\n".join(lines + [f"note: {n}" for n in self.notes])
 
     def side_html(self) -> str:
-        rows = [[H.esc(c) for c in row] for row in self._table()]
-        table = H.table(rows, self.HEADER) if rows else ""
+        """Headline and table, four columns to sit beside a picture: what moves (kind,
+        argument, axes), bytes, where (line and group), who issued it."""
+        rows = [[H.esc(f"{kind} over {axes}" if axes != "—" else kind), H.esc(size),
+                 H.esc(where) + f'<br><span style="color:{H.MUTED}">{H.esc(group)}</span>',
+                 H.esc(origin)]
+                for kind, axes, size, where, group, origin in self._table()]
+        table = H.table(rows, ["collective", "bytes/device", "where", "origin"]) if rows \
+            else ""
         notes = "".join(f'<div style="color:{H.MUTED};font-size:11px;margin-top:4px">'
                         f'{H.esc(n)}</div>' for n in self.notes)
         return (f'<div style="font-size:12px"><div style="color:{H.INK};margin-bottom:6px">'
