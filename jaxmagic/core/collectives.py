@@ -92,11 +92,7 @@ def find(analysis: Any, traced: Any, graph: Any,
         kind = ins.opcode.removesuffix("-start")
         if kind not in KINDS or ins.opcode.endswith("-done"):
             continue
-        groups = hlo.device_groups(ins.attr("replica_groups") or
-                                   ins.attr("source_target_pairs"))
-        axes = hlo.axes_of_groups(groups, names, shape)
-        size = len(groups[0]) if groups and kind != "collective-permute" else \
-            math.prod(shape or (1,))
+        axes, size = _axes(ins, kind, names, shape)
         spmd = ins.attr("frontend_attributes") or ""
         for eqn, nbytes in _elements(ins, program, analysis):
             prim = prims.get(eqn, "") if eqn is not None else ""
@@ -105,10 +101,34 @@ def find(analysis: Any, traced: Any, graph: Any,
             gathers = not written and kind in _MOVES
             out.append(Collective(
                 kind, axes, nbytes, written, _compat.user_primitive_name(prim), eqn,
-                place.where if place else "", place.group if place else "", ins.name,
+                _where(place, graph), place.group if place else "", ins.name,
                 size, _argument(ins, program) if gathers else None,
                 place.series if place else "", place.clusters if place else ()))
     return sorted(out, key=lambda c: -c.bytes)
+
+
+def _axes(ins: hlo.Instruction, kind: str, names: tuple[str, ...],
+          shape: tuple[int, ...]) -> tuple[tuple[str, ...], int]:
+    """(mesh axes, devices per group) of a collective's replica groups or pairs."""
+    on_mesh = hlo.mesh_group_axes(ins.attrs, names, shape)
+    if on_mesh is not None:
+        return on_mesh
+    groups = hlo.device_groups(ins.attr("replica_groups") or
+                               ins.attr("source_target_pairs"))
+    size = len(groups[0]) if groups and kind != "collective-permute" else \
+        math.prod(shape or (1,))
+    return hlo.axes_of_groups(groups, names, shape), size
+
+
+def _where(place: Any, graph: Any) -> str:
+    """The user's line of an equation, or of the innermost group around it that has one
+    (an equation inside `jnp.std`'s own jit names no line of its own)."""
+    if place is None:
+        return ""
+    if place.where:
+        return place.where
+    return next((graph.clusters[c].where for c in reversed(place.clusters)
+                 if graph.clusters[c].where), "")
 
 
 def _elements(ins: hlo.Instruction, program: dict, analysis: Any):

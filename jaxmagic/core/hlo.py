@@ -157,6 +157,29 @@ def device_groups(text: str | None) -> list[list[int]] | None:
     return [[int(d) for d in g.split(",") if d.strip()] for g in groups] or None
 
 
+_MESH_GROUPS = re.compile(r"replica_groups=mesh\[([^\]]*)\]\s*\{([^}]*)\}")
+
+
+def mesh_group_axes(attrs: str, names: tuple[str, ...],
+                    sizes: tuple[int, ...]) -> tuple[tuple[str, ...], int] | None:
+    """(mesh axes, devices per group) of replica groups written against a mesh of XLA's
+    own, `mesh['axis_0'=2,'axis_1'=4] {'axis_1'}` (seen on 0.10.2; its axes named by
+    position and its shape not always the program's: `['axis_0'=8,'axis_1'=1]` for a
+    group over two axes), else None."""
+    m = _MESH_GROUPS.search(attrs)
+    if m is None:
+        return None
+    axes = re.findall(r"'([^']*)'=(\d+)", m.group(1))
+    hlo_names = [a for a, _ in axes]
+    shape = [int(n) for _, n in axes]
+    picked = [hlo_names.index(a) for a in re.findall(r"'([^']*)'", m.group(2))
+              if a in hlo_names]
+    rest = [k for k in range(len(shape)) if k not in picked]
+    devices = np.arange(math.prod(shape)).reshape(shape).transpose(rest + picked)
+    groups = devices.reshape(-1, math.prod(shape[k] for k in picked)).tolist()
+    return axes_of_groups(groups, names, sizes), len(groups[0])
+
+
 def axes_of_groups(groups: list[list[int]] | None, names: tuple[str, ...],
                    shape: tuple[int, ...]) -> tuple[str, ...]:
     """The mesh axes along which the devices of each group differ (device id = position
