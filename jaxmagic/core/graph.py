@@ -734,6 +734,17 @@ def opened_at(g: Graph, depth: int | None, expand: Iterable[str] = ()) -> set[in
     return opened
 
 
+def holding(g: Graph, eqns: Iterable[int]) -> set[int]:
+    """The clusters around the nodes that stand for any of `eqns` (a folded series' first
+    call stands for every call's equations)."""
+    eqns = set(eqns)
+    out: set[int] = set()
+    for n in g.nodes.values():
+        if eqns.intersection(n.eqns):
+            out.update(_ancestors(g, n.cluster))
+    return out
+
+
 def collapse(g: Graph, depth: int | None = 0, expand: Iterable[str] = (),
              opened: set[int] | None = None) -> Graph:
     """Draw each nested jaxpr or call deeper than `depth` (or not in `opened`) as one node,

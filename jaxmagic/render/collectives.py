@@ -91,14 +91,27 @@ class Collectives:
                 f"{inserted} inserted by the partitioner, {len(self.rows) - inserted} "
                 "written")
 
-    def _table(self) -> list[list[str]]:
-        return [[c.kind + (f" of {self.input_names[c.argument]}"
-                           if c.argument is not None and c.argument < len(self.input_names)
-                           else ""),
-                 ",".join(c.axes) or "—", fmt_ibytes(c.bytes), c.where or "—",
-                 c.series or c.group or "top level",
-                 c.origin + (f" ({c.primitive})" if c.primitive else "")]
-                for c in self.rows]
+    def _table(self, most: int | None = None) -> list[list[str]]:
+        """One row per kind of collective at one place: the calls of a repeated series
+        (`block ×16`) and the parts XLA split one collective into are summed, "×16"."""
+        same: dict[tuple, list[Collective]] = defaultdict(list)
+        for c in self.rows:
+            same[(c.kind, c.argument, c.axes, c.where, c.series or c.group, c.origin,
+                  c.primitive)].append(c)
+        groups = sorted(same.values(), key=lambda cs: -sum(c.bytes for c in cs))
+        out = []
+        for cs in groups[:most]:
+            c = cs[0]
+            arg = f" of {self.input_names[c.argument]}" if c.argument is not None and \
+                c.argument < len(self.input_names) else ""
+            out.append([c.kind + arg + (f" ×{len(cs)}" if len(cs) > 1 else ""),
+                        ",".join(c.axes) or "—", fmt_ibytes(sum(x.bytes for x in cs)),
+                        c.where or "—", c.series or c.group or "top level",
+                        c.origin + (f" ({c.primitive})" if c.primitive else "")])
+        if most is not None and len(groups) > most:
+            out.append([f"… {len(groups) - most} more (view.collectives)", "", "", "",
+                        "", ""])
+        return out
 
     HEADER = ["collective", "axes", "bytes/device", "where", "group", "origin"]
 
@@ -115,10 +128,11 @@ class Collectives:
     def side_html(self) -> str:
         """Headline and table, four columns to sit beside a picture: what moves (kind,
         argument, axes), bytes, where (line and group), who issued it."""
-        rows = [[H.esc(f"{kind} over {axes}" if axes != "—" else kind), H.esc(size),
+        rows = [[H.esc(f"{kind} over {axes}" if axes not in ("—", "") else kind),
+                 H.esc(size),
                  H.esc(where) + f'<br><span style="color:{H.MUTED}">{H.esc(group)}</span>',
                  H.esc(origin)]
-                for kind, axes, size, where, group, origin in self._table()]
+                for kind, axes, size, where, group, origin in self._table(most=12)]
         table = H.table(rows, ["collective", "bytes/device", "where", "origin"]) if rows \
             else ""
         notes = "".join(f'<div style="color:{H.MUTED};font-size:11px;margin-top:4px">'

@@ -150,14 +150,25 @@ class JaxprView:
         auto = None
         if self.depth != "auto":
             yield self._view(G.opened_at(self._folded, self.depth, self.expand)), None
-        elif self.expand:     # the automatic depth, and the calls named open too
+        elif self.expand or self._collective_groups:
+            # the automatic depth, and open too: the calls named, the groups holding a
+            # collective (a coarser level follows when that does not stay legible)
             auto = self._choose(fit.max_width_pt())
-            named = G.opened_at(self._folded, -1, self.expand)
-            yield self._view(auto[0] | named, auto[1] - named), None
+            named = G.opened_at(self._folded, -1, self.expand) | self._collective_groups
+            if not named <= auto[0]:
+                yield self._view(auto[0] | named, auto[1] - named), None
         auto = auto or self._choose(fit.max_width_pt())
         yield self._view(*auto), self._auto
         yield self._view(*auto, by="function"), None
         yield self._view(*auto, by="phase"), None
+
+    @cached_property
+    def _collective_groups(self) -> set[int]:
+        """The groups around the equations that run collectives (`--sharding`)."""
+        if self.collectives is None:
+            return set()
+        return G.holding(self._folded, (c.equation for c in self.collectives
+                                        if c.equation is not None))
 
     def _title(self, g: G.Graph) -> str:
         return f"{self.func_name} — {G.equations(self.num_equations)}"
