@@ -76,7 +76,7 @@ def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
     traced = _trace.trace(call, static_argnums=static_argnums, static_argnames=static_argnames)
     stage_text = _trace.stage_text(traced, stage) if stage != "jaxpr" else None
     analysis = None        # the one analysis compile --sharding and --memory share
-    if sharding:
+    if sharding and stage == "jaxpr":
         graph, options["collectives"], analysis = _sharding(traced)
     else:
         graph = _graph.build(traced)
@@ -111,9 +111,13 @@ def _sharding(traced):
                  "the jaxpr's own types"]
         return graph, Collectives([], func_name=traced.func_name, devices=None,
                                   notes=notes), None
-    rows = C.find(analysis, traced, graph, mesh)
+    try:
+        rows, notes = C.find(analysis, traced, graph, mesh), []
+    except Exception as e:      # HLO text this release writes in a form not read yet
+        rows, notes = [], [f"the compiled program's collectives could not be read "
+                           f"({type(e).__name__}: {e})"]
     return graph, Collectives(rows, func_name=traced.func_name, input_names=traced.in_names,
-                              devices=analysis.num_devices), analysis
+                              devices=analysis.num_devices, notes=notes), analysis
 
 
 def error_card(exc: BaseException, src: str | None = None, label=None):
