@@ -88,6 +88,10 @@ def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
         rows, measured, problem = cost_rows(traced, graph, costs == "profile", budget)
         options["costs"] = Costs.of(rows, measured, func_name=traced.func_name,
                                     problem=problem)
+        if measured is not None and options.get("collectives") is not None:
+            from .core.collectives import time
+
+            time(options["collectives"].rows, measured.instructions)
     if memory:
         from .core.analysis import analyze
         from .core.memory import memory_profile

@@ -197,3 +197,13 @@ def test_stage_compiled_starts_with_the_program(ip):
     first = text.index("all-reduce(")
     tables = [text.find(t) for t in _compat.HLO_FRAME_TABLES if t + "\n" in text]
     assert all(first < t for t in tables)     # the frame tables, where a release has them
+
+
+@pytest.mark.slow
+def test_profile_charges_measured_time_to_the_collective(ip):
+    ip.user_ns.update(mlp=mlp, x=mlp_args()[0], w1=mlp_args()[1], w2=mlp_args()[2])
+    view = ip.run_line_magic("jaxpr", "--sharding --profile -o mlp(x, w1, w2)")
+    assert view.costs.profiled, view.costs.notes
+    (c,) = view.collectives
+    assert c.seconds is not None and 0 < c.seconds <= view.costs.total_s
+    assert "bytes/device · time" in view.collectives.text()

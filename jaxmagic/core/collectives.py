@@ -41,6 +41,8 @@ class Collective:
     argument: int | None = None   # the flat input it gathers, for an argument's all-gather
     series: str = ""           # `group` with a repeated call named for its series
     clusters: tuple[int, ...] = ()
+    seconds: float | None = None   # measured per call (`--profile`), its share of a
+    #                                combined instruction's time by bytes
 
     @property
     def origin(self) -> str:
@@ -105,6 +107,18 @@ def find(analysis: Any, traced: Any, graph: Any,
                 size, _argument(ins, program) if gathers else None,
                 place.series if place else "", place.clusters if place else ()))
     return sorted(out, key=lambda c: -c.bytes)
+
+
+def time(rows: list[Collective], per_instruction: dict[str, float]) -> None:
+    """Give each collective its measured time per call (`--profile`): the profiled
+    program is the same tagged program, so its instructions have the same names."""
+    parts: dict[str, int] = {}
+    for c in rows:
+        parts[c.instruction] = parts.get(c.instruction, 0) + c.bytes
+    for c in rows:
+        s = per_instruction.get(c.instruction)
+        if s is not None:
+            c.seconds = s * c.bytes / parts[c.instruction] if parts[c.instruction] else s
 
 
 def _axes(ins: hlo.Instruction, kind: str, names: tuple[str, ...],

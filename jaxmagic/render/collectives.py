@@ -12,12 +12,12 @@ from typing import Iterator
 from ..core.collectives import Collective
 from ..core.graph import Graph
 from . import html as H
-from .jit import fmt_ibytes
+from .jit import fmt_ibytes, fmt_time
 from .text import visible
 
 FILL = "#fed7aa"         # the collective orange of `dot.COLLECTIVE`, light for dark ink
-FIELDS = ("kind", "axes", "bytes", "origin", "primitive", "where", "group", "instruction",
-          "group_size", "argument", "equation")
+FIELDS = ("kind", "axes", "bytes", "seconds", "origin", "primitive", "where", "group",
+          "instruction", "group_size", "argument", "equation")
 
 
 def describe(c: Collective, names: list[str] | None = None) -> str:
@@ -104,8 +104,11 @@ class Collectives:
             c = cs[0]
             arg = f" of {self.input_names[c.argument]}" if c.argument is not None and \
                 c.argument < len(self.input_names) else ""
+            seconds = [x.seconds for x in cs if x.seconds is not None]
+            size = fmt_ibytes(sum(x.bytes for x in cs)) + \
+                (f" · {fmt_time(sum(seconds))}" if seconds else "")
             out.append([c.kind + arg + (f" ×{len(cs)}" if len(cs) > 1 else ""),
-                        ",".join(c.axes) or "—", fmt_ibytes(sum(x.bytes for x in cs)),
+                        ",".join(c.axes) or "—", size,
                         c.where or "—", c.series or c.group or "top level",
                         c.origin + (f" ({c.primitive})" if c.primitive else "")])
         if most is not None and len(groups) > most:
@@ -113,14 +116,19 @@ class Collectives:
                         "", ""])
         return out
 
-    HEADER = ["collective", "axes", "bytes/device", "where", "group", "origin"]
+    @property
+    def _size(self) -> str:
+        """The size column's header: bytes per device, and the time where measured."""
+        timed = any(c.seconds is not None for c in self.rows)
+        return "bytes/device" + (" · time" if timed else "")
 
     def text(self) -> str:
         lines = [f"collectives of {self.func_name}: {self.headline()}"]
         rows = self._table()
         if rows:
-            table = [self.HEADER] + rows
-            widths = [max(len(r[i]) for r in table) for i in range(len(self.HEADER))]
+            header = ["collective", "axes", self._size, "where", "group", "origin"]
+            table = [header] + rows
+            widths = [max(len(r[i]) for r in table) for i in range(len(header))]
             lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
                       for r in table]
         return "\n".join(lines + [f"note: {n}" for n in self.notes])
@@ -133,7 +141,7 @@ class Collectives:
                  H.esc(where) + f'<br><span style="color:{H.MUTED}">{H.esc(group)}</span>',
                  H.esc(origin)]
                 for kind, axes, size, where, group, origin in self._table(most=12)]
-        table = H.table(rows, ["collective", "bytes/device", "where", "origin"]) if rows \
+        table = H.table(rows, ["collective", self._size, "where", "origin"]) if rows \
             else ""
         notes = "".join(f'<div style="color:{H.MUTED};font-size:11px;margin-top:4px">'
                         f'{H.esc(n)}</div>' for n in self.notes)
