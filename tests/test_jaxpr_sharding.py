@@ -175,10 +175,12 @@ def test_groups_of_devices_map_to_mesh_axes():
                        ("[1,8]<=[8]", ("data", "model")), ("{}", ("data", "model"))]:
         assert hlo.axes_of_groups(hlo.device_groups(text), names, sizes) == axes, text
     # written against the mesh, its axes named by position (seen on 0.10.2)
-    attrs = "channel_id=7, replica_groups=mesh['axis_0'=2,'axis_1'=4] {'axis_1'}, x=1"
-    assert hlo.mesh_group_axes(attrs, names, sizes) == (("model",), 4)
-    attrs = "replica_groups=mesh['data'=2,'model'=4] {'data', 'model'}"
-    assert hlo.mesh_group_axes(attrs, names, sizes) == (("data", "model"), 8)
+    for attrs, axes in [
+            ("channel_id=7, replica_groups=mesh['axis_0'=2,'axis_1'=4] {'axis_1'}, x=1",
+             ("model",)),
+            ("replica_groups=mesh['axis_0'=8,'axis_1'=1] {'axis_0'}", ("data", "model")),
+            ("replica_groups=mesh['data'=2,'model'=4] {'data'}", ("data",))]:
+        assert hlo.axes_of_groups(hlo.mesh_groups(attrs), names, sizes) == axes, attrs
     for text, spec in [("{devices=[2,4]<=[8]}", (("data",), ("model",))),
                        ("{devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}",
                         (("model",), ())),

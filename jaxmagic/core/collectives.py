@@ -43,22 +43,35 @@ class Collective:
     clusters: tuple[int, ...] = ()
     seconds: float | None = None   # measured per call (`--profile`), its share of a
     #                                combined instruction's time by bytes
+    processes: int = 1         # processes its largest group spans (multi-host: > 1)
 
     @property
     def origin(self) -> str:
         return "written" if self.written else "inserted"
 
 
-def mesh_axes(traced: Any, args: list) -> tuple[tuple[str, ...], tuple[int, ...]]:
-    """(axis names, sizes) of the mesh the program runs on: the arguments' meshes, else a
-    shard_map's, else an Explicit type's; the one with the most devices."""
+@dataclass(frozen=True)
+class MeshAxes:
+    """The mesh a program runs on: axis names and sizes, and each position's process."""
+
+    names: tuple[str, ...] = ()
+    sizes: tuple[int, ...] = ()
+    processes: tuple[int, ...] = ()     # process index per mesh position, row-major
+
+
+def mesh_axes(traced: Any, args: list) -> MeshAxes:
+    """The mesh the program runs on: the arguments' meshes, else a shard_map's, else an
+    Explicit type's; the one with the most devices."""
     meshes = [getattr(getattr(a, "sharding", None), "mesh", None) for a in args]
     meshes += _compat.jaxpr_meshes(traced.jaxpr)
-    best = ((), ())
+    best = MeshAxes()
     for m in meshes:
         shape = dict(getattr(m, "shape", {}) or {})
-        if shape and math.prod(shape.values()) > math.prod(best[1] or (0,)):
-            best = (tuple(shape), tuple(shape.values()))
+        if shape and math.prod(shape.values()) > math.prod(best.sizes or (0,)):
+            devices = getattr(m, "devices", None)      # an abstract mesh has none
+            procs = tuple(int(getattr(d, "process_index", 0)) for d in devices.flat) \
+                if hasattr(devices, "flat") else ()
+            best = MeshAxes(tuple(shape), tuple(shape.values()), procs)
     return best
 
 
@@ -69,24 +82,22 @@ def prepare(traced: Any):
     from .profile import flat_args
 
     if traced.pmap and not _compat.PMAP_IS_SHARD_MAP:
-        return None, {}, ((), ()), ("this JAX compiles jax.pmap apart from jit; the "
+        return None, {}, MeshAxes(), ("this JAX compiles jax.pmap apart from jit; the "
                                     "analysis compile would not be the program pmap runs")
     try:
         args = flat_args(traced)
         result = A.analyze(traced)
     except Exception as e:     # a program the tagged copy cannot compile: types only
-        return None, {}, ((), ()), f"{type(e).__name__}: {e}"
+        return None, {}, MeshAxes(), f"{type(e).__name__}: {e}"
     mesh = mesh_axes(traced, args)
     types = propagation.input_types(traced, args)
-    types.update(propagation.value_types(result, traced, *mesh))
+    types.update(propagation.value_types(result, traced, mesh.names, mesh.sizes))
     return result, types, mesh, None
 
 
-def find(analysis: Any, traced: Any, graph: Any,
-         mesh: tuple[tuple[str, ...], tuple[int, ...]]) -> list[Collective]:
+def find(analysis: Any, traced: Any, graph: Any, mesh: MeshAxes) -> list[Collective]:
     """The collectives of `analysis.compiled_text`, costliest first."""
     program = hlo.parse(analysis.compiled_text)
-    names, shape = mesh
     places = {r.index: r for r in rows(graph, estimate(traced.jaxpr))}
     prims = {e.index: e.primitive for e in estimate(traced.jaxpr)}
     out = []
@@ -94,7 +105,11 @@ def find(analysis: Any, traced: Any, graph: Any,
         kind = ins.opcode.removesuffix("-start")
         if kind not in KINDS or ins.opcode.endswith("-done"):
             continue
-        axes, size = _axes(ins, kind, names, shape)
+        groups = hlo.mesh_groups(ins.attrs) or hlo.device_groups(
+            ins.attr("replica_groups") or ins.attr("source_target_pairs"))
+        axes = hlo.axes_of_groups(groups, mesh.names, mesh.sizes)
+        size = len(groups[0]) if groups and kind != "collective-permute" else \
+            math.prod(mesh.sizes or (1,))
         spmd = ins.attr("frontend_attributes") or ""
         for eqn, nbytes in _elements(ins, program, analysis):
             prim = prims.get(eqn, "") if eqn is not None else ""
@@ -105,7 +120,8 @@ def find(analysis: Any, traced: Any, graph: Any,
                 kind, axes, nbytes, written, _compat.user_primitive_name(prim), eqn,
                 _where(place, graph), place.group if place else "", ins.name,
                 size, _argument(ins, program) if gathers else None,
-                place.series if place else "", place.clusters if place else ()))
+                place.series if place else "", place.clusters if place else (),
+                processes=_processes(groups, mesh)))
     return sorted(out, key=lambda c: -c.bytes)
 
 
@@ -121,17 +137,13 @@ def time(rows: list[Collective], per_instruction: dict[str, float]) -> None:
             c.seconds = s * c.bytes / parts[c.instruction] if parts[c.instruction] else s
 
 
-def _axes(ins: hlo.Instruction, kind: str, names: tuple[str, ...],
-          shape: tuple[int, ...]) -> tuple[tuple[str, ...], int]:
-    """(mesh axes, devices per group) of a collective's replica groups or pairs."""
-    on_mesh = hlo.mesh_group_axes(ins.attrs, names, shape)
-    if on_mesh is not None:
-        return on_mesh
-    groups = hlo.device_groups(ins.attr("replica_groups") or
-                               ins.attr("source_target_pairs"))
-    size = len(groups[0]) if groups and kind != "collective-permute" else \
-        math.prod(shape or (1,))
-    return hlo.axes_of_groups(groups, names, shape), size
+def _processes(groups: list[list[int]] | None, mesh: MeshAxes) -> int:
+    """How many processes the largest of a collective's device groups spans."""
+    procs = mesh.processes
+    if not procs:
+        return 1
+    groups = groups or [list(range(len(procs)))]
+    return max(len({procs[d] for d in g if 0 <= d < len(procs)}) for g in groups)
 
 
 def _where(place: Any, graph: Any) -> str:

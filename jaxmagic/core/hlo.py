@@ -160,24 +160,21 @@ def device_groups(text: str | None) -> list[list[int]] | None:
 _MESH_GROUPS = re.compile(r"replica_groups=mesh\[([^\]]*)\]\s*\{([^}]*)\}")
 
 
-def mesh_group_axes(attrs: str, names: tuple[str, ...],
-                    sizes: tuple[int, ...]) -> tuple[tuple[str, ...], int] | None:
-    """(mesh axes, devices per group) of replica groups written against a mesh of XLA's
-    own, `mesh['axis_0'=2,'axis_1'=4] {'axis_1'}` (seen on 0.10.2; its axes named by
-    position and its shape not always the program's: `['axis_0'=8,'axis_1'=1]` for a
-    group over two axes), else None."""
+def mesh_groups(attrs: str) -> list[list[int]] | None:
+    """The device groups of replica groups written against a mesh of XLA's own,
+    `mesh['axis_0'=2,'axis_1'=4] {'axis_1'}` (seen on 0.10.2: its axes named by position,
+    its shape not always the program's, `['axis_0'=8,'axis_1'=1]` for two axes), else
+    None. Devices are numbered row-major over that mesh."""
     m = _MESH_GROUPS.search(attrs)
     if m is None:
         return None
     axes = re.findall(r"'([^']*)'=(\d+)", m.group(1))
-    hlo_names = [a for a, _ in axes]
+    names = [a for a, _ in axes]
     shape = [int(n) for _, n in axes]
-    picked = [hlo_names.index(a) for a in re.findall(r"'([^']*)'", m.group(2))
-              if a in hlo_names]
+    picked = [names.index(a) for a in re.findall(r"'([^']*)'", m.group(2)) if a in names]
     rest = [k for k in range(len(shape)) if k not in picked]
     devices = np.arange(math.prod(shape)).reshape(shape).transpose(rest + picked)
-    groups = devices.reshape(-1, math.prod(shape[k] for k in picked)).tolist()
-    return axes_of_groups(groups, names, sizes), len(groups[0])
+    return devices.reshape(-1, math.prod(shape[k] for k in picked)).tolist()
 
 
 def axes_of_groups(groups: list[list[int]] | None, names: tuple[str, ...],

@@ -86,10 +86,11 @@ class Collectives:
             return f"no collectives: the compiled program on {self.devices} device" \
                 f"{'s' if self.devices != 1 else ''} sends nothing between devices"
         inserted = sum(1 for c in self.rows if not c.written)
+        across = sum(1 for c in self.rows if c.processes > 1)
         return (f"{len(self.rows)} collective{'s' if len(self.rows) != 1 else ''} on "
                 f"{self.devices} devices, {fmt_ibytes(self.bytes)} per device per call; "
                 f"{inserted} inserted by the partitioner, {len(self.rows) - inserted} "
-                "written")
+                "written" + (f"; {across} across processes" if across else ""))
 
     def _table(self, most: int | None = None) -> list[list[str]]:
         """One row per kind of collective at one place: the calls of a repeated series
@@ -97,7 +98,7 @@ class Collectives:
         same: dict[tuple, list[Collective]] = defaultdict(list)
         for c in self.rows:
             same[(c.kind, c.argument, c.axes, c.where, c.series or c.group, c.origin,
-                  c.primitive)].append(c)
+                  c.primitive, c.processes)].append(c)
         groups = sorted(same.values(), key=lambda cs: -sum(c.bytes for c in cs))
         out = []
         for cs in groups[:most]:
@@ -107,7 +108,8 @@ class Collectives:
             seconds = [x.seconds for x in cs if x.seconds is not None]
             size = fmt_ibytes(sum(x.bytes for x in cs)) + \
                 (f" · {fmt_time(sum(seconds))}" if seconds else "")
-            out.append([c.kind + arg + (f" ×{len(cs)}" if len(cs) > 1 else ""),
+            across = f" · across {c.processes} processes" if c.processes > 1 else ""
+            out.append([c.kind + arg + (f" ×{len(cs)}" if len(cs) > 1 else "") + across,
                         ",".join(c.axes) or "—", size,
                         c.where or "—", c.series or c.group or "top level",
                         c.origin + (f" ({c.primitive})" if c.primitive else "")])
