@@ -93,12 +93,7 @@ def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
 
             time(options["collectives"].rows, measured.instructions)
     if memory:
-        from .core.analysis import analyze
-        from .core.memory import memory_profile
-        from .render.memory import Memory
-
-        options["memory"] = Memory(memory_profile(traced, graph, analysis or analyze(traced)),
-                                   traced.func_name)
+        options["memory"] = _memory(traced, graph, analysis)
     return JaxprView(graph, func_name=traced.func_name, stage=stage,
                      stage_text=stage_text, **options)
 
@@ -122,6 +117,21 @@ def _sharding(traced):
                            f"({type(e).__name__}: {e})"]
     return graph, Collectives(rows, func_name=traced.func_name, input_names=traced.in_names,
                               devices=analysis.num_devices, notes=notes), analysis
+
+
+def _memory(traced, graph, analysis=None):
+    """The compiled call's memory view, or None with a note on the graph saying why;
+    `analysis`: the analysis compile --sharding already made."""
+    from .core.analysis import analyze
+    from .core.memory import memory_profile
+    from .render.memory import Memory
+
+    try:
+        return Memory(memory_profile(traced, graph, analysis or analyze(traced)),
+                      traced.func_name)
+    except Exception as e:      # a program the tagged copy cannot compile, an empty dump
+        graph.notes.append(f"--memory unavailable: {type(e).__name__}: {e}")
+        return None
 
 
 def error_card(exc: BaseException, src: str | None = None, label=None):

@@ -59,7 +59,8 @@ def test_sharded_program_gives_propagated_shardings_per_device(shardy):
         jax.config.update("jax_use_shardy_partitioner", before)
     assert a.num_devices == 8 and a.platform == "cpu"
     assert a.before_partitioning.startswith(f"HloModule {a.module}")
-    param = next(line for line in a.before_partitioning.splitlines() if "%args_0_" in line and "parameter(0)" in line)
+    param = next(line for line in a.before_partitioning.splitlines()
+                 if "%args_0_" in line and "parameter(0)" in line)
     assert "sharding=" in param      # its form differs by release and partitioner
     # buffers are per device: x's 64 rows are 8 per device
     assert "f32[8,128]" in a.buffer_assignment

@@ -31,7 +31,7 @@ from jaxmagic.render.text import visible
 IDS = ids()
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 CASES = list(zip(PAYLOADS, IDS))
-SINKS = ("jaxpr", "jaxpr_expanded", "jaxpr_lowered", "jit_compare", "jit_static", "jit_error",
+SINKS = ("jaxpr", "jaxpr_expanded", "jaxpr_lowered", "jaxpr_memory", "jit_compare", "jit_static", "jit_error",
          "jaxpr_error", "runtime_card", "static_card", "shardviz", "shardviz_plan")
 
 
@@ -87,6 +87,12 @@ class Outputs:
 
     def _jaxpr_lowered(self, p):          # StableHLO: names in locations and the custom call
         return self._jaxpr(p, "--stage lowered ")
+
+    def _jaxpr_memory(self, p):          # the buffers live at the peak, by input and group
+        f, d = targets.memory_target(p)
+        r, cap = self._run(f"%jaxpr --memory -o fm[{p!r}](dm[{p!r}])", fm={p: f}, dm=d)
+        assert r.success, r.error_in_exec
+        return r.result, r.result._repr_mimebundle_()
 
     def _jit_compare(self, p):
         g, d = targets.impure_target(p)
@@ -206,6 +212,18 @@ def test_jaxpr_lowered_text(outputs, p):
 # ---- the other magics ------------------------------------------------------------------
 
 @pytest.mark.parametrize("p", [c[0] for c in CASES], ids=IDS)
+def test_memory_view_names(outputs, p):
+    """--memory's table names the input live at the peak, and its chart is clean SVG."""
+    view, bundle = outputs.get("jaxpr_memory", PAYLOADS.index(p))
+    assert view.memory is not None, view.notes
+    svgs = assert_safe(bundle["text/html"], f"dm[{p!r}][{p!r}]", where="--memory html")
+    assert len(svgs) == 2          # the graph and the curve
+    for svg in svgs:
+        assert_safe_svg(svg, where="--memory svg")
+    assert needle(visible(f"dm[{p!r}][{p!r}]")) in squeeze(view.memory.text())
+
+
+@pytest.mark.parametrize("p", [c[0] for c in CASES], ids=IDS)
 def test_jit_compare_names(outputs, p):
     i = PAYLOADS.index(p)
     (html,), _ = outputs.get("jit_compare", i)
@@ -249,7 +267,7 @@ def test_text_plain_cannot_drive_a_terminal(outputs, p):
     i = PAYLOADS.index(p)
     for sink in SINKS:
         got = outputs.get(sink, i)
-        if sink in ("jaxpr", "jaxpr_expanded", "jaxpr_lowered"):
+        if sink in ("jaxpr", "jaxpr_expanded", "jaxpr_lowered", "jaxpr_memory"):
             texts = [got[1]["text/plain"]]
         else:
             texts = [o.data.get("text/plain", "") for o in got[1].outputs]

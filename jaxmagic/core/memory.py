@@ -26,13 +26,18 @@ from .profile import Instructions
 from .trace import Traced
 
 # kinds of buffers live at the peak
-ARGUMENT, OUTPUT, SAVED, TEMPORARY, CONSTANT = (
-    "argument", "output", "saved activation", "temporary", "constant")
+ARGUMENT, OUTPUT, SAVED, RECOMPUTED, TEMPORARY, CONSTANT = (
+    "argument", "output", "saved activation", "recomputed", "temporary", "constant")
+REMAT = ("remat", "remat2", "checkpoint")
 
 _VALUE = re.compile(r"^\s*value: <\d+ ([^\s{>]+)(\{[\d,]*\})?(?: \(phi\))?[^>]*> "
                     r"\(size=(\d+),offset=(\d+)\): (.*)$")
 _STEP = re.compile(r"^\s*(\d+):(\S+)\s*$")
 _RANGE = re.compile(r"^\s*(\S+?)(\{[\d,]*\}):(\d+)-(\d+)\s*$")
+
+
+class MemoryUnavailable(RuntimeError):
+    """XLA's dump of the program held no buffer assignment or live ranges to read."""
 
 
 @dataclass
@@ -55,6 +60,7 @@ class Buffer:
     group: str = ""            # the call tree around it, as drawn (`layer ×16 › mlp`)
     primitive: str = ""
     backward: bool = False     # produced by the backward pass
+    recompute: bool = False    # produced by a remat's recomputation in the backward pass
 
 
 @dataclass
@@ -215,9 +221,14 @@ def memory_profile(traced: Traced, graph: Any, analysis: Analysis) -> MemoryProf
     joined to `graph`'s equations (`graph.build(traced)`) and `traced`'s inputs."""
     values = parse_buffers(analysis.buffer_assignment)
     schedule, ranges = parse_live_ranges(analysis.live_ranges)
+    if not values or not schedule:
+        raise MemoryUnavailable(f"XLA's dump of {analysis.module or 'the program'} on "
+                                f"{analysis.platform} held no "
+                                + ("buffer assignment" if not values else "live ranges"))
     join = _Join(analysis.instructions)
-    info = _equation_info(traced, graph)
-    backward = {i: info[i].backward for i in info}
+    info, recomputed, after = _equation_info(traced, graph)
+    # per equation: True backward, False forward, None after the backward pass
+    phase = {i: None if i in after else info[i].backward for i in info}
     buffers = []
     for value, (start, end) in ranges.items():
         found = values.get(value) or _carried(value, values, analysis.instructions)
@@ -226,12 +237,12 @@ def memory_profile(traced: Traced, graph: Any, analysis: Analysis) -> MemoryProf
         slot, size, shape, alloc = found
         instruction = value.split("{")[0]
         buffers.append(_buffer(value, instruction, size, shape, alloc, start, end, slot,
-                               join(instruction), traced, info))
+                               join(instruction), traced, info, recomputed))
     steps = len(schedule)
     curve = live_curve(steps, [(b.start, b.end, b.slot, b.bytes) for b in buffers])
-    peak = max(range(steps), key=curve.__getitem__) if steps else 0
-    bwd = next((t for t, name in enumerate(schedule)
-                if backward.get(analysis.instructions.own.get(name, -1))), None)
+    peak = max(range(steps), key=curve.__getitem__)
+    bwd = backward_boundary([phase.get(analysis.instructions.own.get(name, -1))
+                             for name in schedule])
     for b in buffers:
         b.kind = _kind(b, steps, bwd)
     m = analysis.memory_analysis
@@ -240,7 +251,7 @@ def memory_profile(traced: Traced, graph: Any, analysis: Analysis) -> MemoryProf
                          get("argument_size_in_bytes"), get("output_size_in_bytes"),
                          get("temp_size_in_bytes"), get("alias_size_in_bytes"),
                          analysis.platform, analysis.num_devices, buffers,
-                         _equation(join(schedule[peak]) if steps else None))
+                         _equation(join(schedule[peak])))
 
 
 def _equation(found: tuple[str, int] | None) -> int | None:
@@ -262,7 +273,7 @@ def _carried(value: str, values: dict, hlo: Instructions):
 
 
 def _buffer(value, instruction, size, shape, alloc, start, end, slot, found, traced,
-            info) -> Buffer:
+            info, recomputed) -> Buffer:
     b = Buffer(value, instruction, size, shape, TEMPORARY, start, end, slot, alloc)
     if found is None:
         return b
@@ -276,7 +287,26 @@ def _buffer(value, instruction, size, shape, alloc, start, end, slot, found, tra
     if row is not None:
         b.where, b.group, b.primitive, b.backward = (row.where, row.series, row.primitive,
                                                      row.backward)
+        b.recompute = k in recomputed
     return b
+
+
+def backward_boundary(steps: list[bool | None]) -> int | None:
+    """The step where the backward pass begins: the split that leaves the fewest forward
+    steps after it and backward steps before it (XLA moves work across the line: a remat's
+    recomputation merged with the forward pass, a forward value computed where it is used).
+    `steps` says per step: backward, forward, or None (no equation); forward steps after
+    the last backward one (an optimizer's update) do not count. None: no backward pass."""
+    if not any(steps):
+        return None
+    steps = steps[:max(t for t, s in enumerate(steps) if s) + 1]
+    wrong = best = sum(1 for s in steps if s is False)     # split at 0: all forward wrong
+    at = 0
+    for t, s in enumerate(steps, 1):
+        wrong += 1 if s else -1 if s is False else 0
+        if wrong < best:
+            best, at = wrong, t
+    return at
 
 
 def _kind(b: Buffer, steps: int, backward_from: int | None) -> str:
@@ -287,10 +317,9 @@ def _kind(b: Buffer, steps: int, backward_from: int | None) -> str:
         return CONSTANT
     if alloc == "output" and b.end >= steps - 1:
         return OUTPUT
-    if backward_from is not None and b.equation is not None and not b.backward \
-            and b.start < backward_from <= b.end:
-        return SAVED
-    return TEMPORARY
+    if backward_from is not None and b.start < backward_from <= b.end:
+        return SAVED          # made before the backward pass, still held in it
+    return RECOMPUTED if b.recompute else TEMPORARY
 
 
 def _at(buffers: list[Buffer], step: int) -> list[Buffer]:
@@ -304,14 +333,22 @@ def _at(buffers: list[Buffer], step: int) -> list[Buffer]:
     return sorted(slots.values(), key=lambda b: (-b.bytes, b.start))
 
 
-def _equation_info(traced: Traced, graph: Any) -> dict[int, CostRow]:
-    """Each equation's row (line, drawn group, primitive, pass); a nested-jaxpr equation
-    (a scan, a remat) gets its first inner row's group, a line of its own and its pass."""
+def _equation_info(traced: Traced, graph: Any):
+    """(each equation's row: line, drawn group, primitive, pass; the equations of a
+    remat's recomputation; those after the backward pass). A nested-jaxpr equation (a
+    scan, a remat) gets its first inner row's group and line, and its own pass."""
     estimates = estimate(traced.jaxpr)
     out = {r.index: r for r in rows(graph, estimates)}
-    backward = {}
-    for i, eqn, _, parents, _ in walk(traced.jaxpr):
+    backward, remat, recomputed, after = {}, set(), set(), set()
+    for i, eqn, _, parents, sources in walk(traced.jaxpr):
         backward[i] = _compat.is_backward(eqn) or any(backward.get(p) for p in parents)
+        if not backward[i] and (after.intersection(parents) or any(
+                backward[j] or j in after for j in sources)):
+            after.add(i)       # reads the backward pass's results: an optimizer's update
+        if eqn.primitive.name in REMAT and backward[i]:
+            remat.add(i)
+        if remat.intersection(parents):
+            recomputed.add(i)
     first_inside: dict[int, CostRow] = {}
     for r in list(out.values()):
         for p in r.parents:
@@ -324,4 +361,4 @@ def _equation_info(traced: Traced, graph: Any) -> dict[int, CostRow]:
             out[e.index] = CostRow(e.index, e.primitive, 0, 0, None, 0, inner.where,
                                    inner.group, inner.clusters, e.parents, is_op=False,
                                    backward=backward[e.index], series=inner.series)
-    return out
+    return out, recomputed, after

@@ -7,18 +7,19 @@ totals beside the picture, a small static chart of the curve, and a text form.
 """
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 
 from ..core.graph import Graph
-from ..core.memory import ARGUMENT, SAVED, MemoryProfile
+from ..core.memory import ARGUMENT, RECOMPUTED, SAVED, MemoryProfile
 from . import html as H
 from .costs import BELOW, EMPHASIS, SCALE, _chain, _columns, fill, percent
 from .sharding import fmt_bytes
 from .text import visible
 
 TOP_ROWS = 12
-KIND_COLOURS = {SAVED: "#b91c1c", ARGUMENT: "#1d4ed8"}
+KIND_COLOURS = {SAVED: "#b91c1c", ARGUMENT: "#1d4ed8", RECOMPUTED: "#047857"}
 
 
 @dataclass
@@ -67,7 +68,8 @@ class Memory:
         """The buffers live at the peak, alike ones folded (`×16`), largest first."""
         acc: dict[tuple, list] = defaultdict(list)
         for b in self.profile.live:
-            what = b.argument or b.input if b.kind == ARGUMENT else b.primitive or b.instruction
+            what = re.sub(r"\[\d+\]", "[i]", b.input) if b.input else \
+                b.primitive or b.instruction
             acc[b.kind, b.shape, what, b.where, b.group].append(b)
         out = [Row(k[0], k[1], len(v), sum(b.bytes for b in v), k[2], k[3], k[4])
                for k, v in acc.items()]
@@ -76,6 +78,19 @@ class Memory:
     def per_device(self) -> str:
         n = self.profile.num_devices
         return f" per device ({n} devices)" if n > 1 else ""
+
+    def diff(self, other: "Memory") -> str:
+        """What changed from this call's memory to `other`'s (two variants of one step,
+        e.g. without and with jax.checkpoint): the peak, then bytes at the peak by kind."""
+        a, b = self.profile, other.profile
+        change = lambda x, y: f"{fmt_bytes(x)} → {fmt_bytes(y)}" + (  # noqa: E731
+            f" ({100 * (y - x) / x:+.0f}%)" if x else "")
+        lines = [f"peak: {change(a.peak_bytes, b.peak_bytes)}, buffers live "
+                 f"{len(a.live)} → {len(b.live)}"]
+        ka, kb = a.by_kind(), b.by_kind()
+        for kind in sorted(set(ka) | set(kb), key=lambda k: -max(ka.get(k, 0), kb.get(k, 0))):
+            lines.append(f"  {kind}: {change(ka.get(kind, 0), kb.get(kind, 0))}")
+        return "\n".join(lines)
 
     # ---- text ----------------------------------------------------------------------------
 
@@ -115,8 +130,12 @@ class Memory:
         if p.num_devices > 1:
             out.append(f"sizes are per device: the program runs on {p.num_devices} "
                        "devices, each holding its shard")
-        out.append("saved activation: computed in the forward pass and kept for the "
-                   "backward pass")
+        out.append("saved activation: computed before the backward pass and kept for it; "
+                   "recomputed: made again in the backward pass by jax.checkpoint")
+        if p.backward_from is not None and any(b.kind == SAVED and b.recompute
+                                               for b in p.live):
+            out.append("some values jax.checkpoint recomputes are saved anyway: XLA merged "
+                       "the recomputation with the forward pass")
         return out
 
     def text(self) -> str:
@@ -213,7 +232,7 @@ class Memory:
 def curve_svg(p: MemoryProfile, width: int = 420, height: int = 150) -> str:
     """Live bytes over the schedule as a small static SVG: the backward pass shaded, the
     peak marked. Long schedules keep each pixel column's maximum, so the peak survives."""
-    left, right, top, bottom = 52, 10, 14, 24
+    left, right, top, bottom = 52, 10, 16, 24
     w, h = width - left - right, height - top - bottom
     n, peak = len(p.curve), max(p.peak_bytes, 1)
     x = lambda t: left + (w * t / max(n - 1, 1))        # noqa: E731
@@ -227,11 +246,13 @@ def curve_svg(p: MemoryProfile, width: int = 420, height: int = 150) -> str:
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              f'viewBox="0 0 {width} {height}" font-family="Helvetica,Arial,sans-serif" '
              f'font-size="10"><rect width="{width}" height="{height}" fill="#ffffff"/>']
+    label = ""
     if p.backward_from is not None:
         bx = x(p.backward_from)
         parts.append(f'<rect x="{bx:.1f}" y="{top}" width="{left + w - bx:.1f}" '
-                     f'height="{h}" fill="#eef2ff"/>'
-                     f'<text x="{bx + 3:.1f}" y="{top + h - 4}" fill="#4338ca">backward</text>')
+                     f'height="{h}" fill="#eef2ff"/>')
+        label = (f'<text x="{left + w - 3}" y="{top + 10}" text-anchor="end" '
+                 f'fill="#4338ca">backward pass</text>')
     if points:
         area = f"{x(0):.1f},{y(0):.1f} " + " ".join(points) + f" {x(n - 1):.1f},{y(0):.1f}"
         parts.append(f'<polygon points="{area}" fill="#bfdbfe"/>'
@@ -239,10 +260,10 @@ def curve_svg(p: MemoryProfile, width: int = 420, height: int = 150) -> str:
                      f'stroke-width="1.2"/>')
     px, py = x(p.peak_step), y(p.peak_bytes)
     anchor = "end" if px > left + w * 0.6 else "start"
-    dx = -5 if anchor == "end" else 5
-    parts.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="{EMPHASIS}"/>'
-                 f'<text x="{px + dx:.1f}" y="{py + 10:.1f}" text-anchor="{anchor}" '
-                 f'fill="{EMPHASIS}">peak {H.esc(fmt_bytes(p.peak_bytes))}</text>')
+    parts.append(label + f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="{EMPHASIS}"/>'
+                 f'<text x="{px:.1f}" y="{top - 4}" text-anchor="{anchor}" '
+                 f'fill="{EMPHASIS}">peak {H.esc(fmt_bytes(p.peak_bytes))} at step '
+                 f'{p.peak_step}</text>')
     parts.append(f'<line x1="{left}" y1="{top + h}" x2="{left + w}" y2="{top + h}" '
                  f'stroke="#64748b"/><line x1="{left}" y1="{top}" x2="{left}" '
                  f'y2="{top + h}" stroke="#64748b"/>'

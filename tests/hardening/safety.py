@@ -18,7 +18,7 @@ HTML_TAGS = {"div", "span", "table", "thead", "tbody", "tr", "td", "th", "img", 
              "details", "summary", "b", "i", "mark", "br", "small", "sup", "sub"}
 HTML_ATTRS = {"style", "src", "alt", "title", "colspan", "rowspan", "width", "height", "open"}
 SVG_TAGS = {"svg", "g", "title", "polygon", "ellipse", "path", "polyline", "text", "a",
-            "defs", "image"}
+            "defs", "image", "rect", "circle", "line"}      # the last three: --memory's chart
 DATA_URI = re.compile(r"^data:image/(svg\+xml|png);base64,[A-Za-z0-9+/=]*$")
 _SVG_NS = "{http://www.w3.org/2000/svg}"
 _XLINK = "{http://www.w3.org/1999/xlink}"

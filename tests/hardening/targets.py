@@ -71,6 +71,21 @@ def jaxpr_target(p: str):
     return f, d, box_class(p)(**{p: jnp.ones(8)})
 
 
+def memory_target(p: str):
+    """(f, d) for `%jaxpr --memory f(d[p])`: a compiled gradient whose function, scope,
+    input key and output key are p."""
+    scope = p or "-"
+
+    def f(x):
+        x = x[p]
+        with jax.named_scope(scope):
+            y = jnp.tanh(x @ x.T)
+        return {p: (y ** 2).sum()}
+
+    rename(f, p)
+    return f, {p: {p: jnp.ones((64, 64))}}
+
+
 def impure_target(p: str):
     """(g, d) for `%jit_compare g(d[p])`: eager and jit differ (a NumPy random number is
     baked into the trace), so the differing output leaf `out[p]` is named."""

@@ -1,0 +1,280 @@
+"""`%jaxpr --memory`: XLA's buffer assignment and live ranges of real programs, joined
+back to the user's equations and inputs, on every release's dump format."""
+import base64
+import re
+import xml.etree.ElementTree as ET
+
+import jax
+import jax.numpy as jnp
+import pytest
+from conftest import run
+from test_releases import NEWEST, only_on, per_range
+
+import jaxmagic
+from jaxmagic import _compat
+from jaxmagic.core import graph as G
+from jaxmagic.core import memory as M
+from jaxmagic.core.analysis import analyze
+from jaxmagic.core.target import BoundCall
+from jaxmagic.core.trace import trace
+from jaxmagic.render.memory import Memory, curve_svg
+
+LAYERS, WIDTH = 16, 256
+MIB = WIDTH * WIDTH * 4          # one activation, f32[256,256]
+
+
+def layer(w, x):
+    h = x @ w
+    return x + jnp.tanh(h) * jax.nn.sigmoid(h)
+
+
+def mlp(remat: bool):
+    step = jax.checkpoint(layer) if remat else layer
+
+    def loss(params, x):
+        for w in params:
+            x = step(w, x)
+        return (x ** 2).mean()
+    return loss
+
+
+@pytest.fixture(scope="module")
+def params():
+    key = jax.random.PRNGKey(0)
+    return [jax.random.normal(jax.random.fold_in(key, i), (WIDTH, WIDTH)) * 0.05
+            for i in range(LAYERS)], jnp.ones((WIDTH, WIDTH))
+
+
+def traced(f, *args, names=None):
+    names = names or [f"a{i}" for i in range(len(args))]
+    return trace(BoundCall(f, args, {}, names, {}, "f(...)"))
+
+
+# ---- the 16-layer gradient ------------------------------------------------------------
+
+def test_gradient_peak_names_each_layers_saved_activations(params):
+    view = jaxmagic.memory(jax.grad(mlp(False)), *params)
+    m = view.memory
+    p = m.profile
+    # the peak is what XLA reserves: temp + arguments + outputs (within 25%)
+    assert abs(p.peak_bytes - p.xla_total) <= 0.25 * p.xla_total
+    assert p.backward_from is not None and p.peak_step >= p.backward_from
+    # every byte live at the peak reached an equation or an input
+    assert all(b.equation is not None or b.input for b in p.live)
+    saved = [r for r in m.rows() if r.kind == M.SAVED and r.group == f"layer ×{LAYERS}"]
+    # tanh and sigmoid of each of the 16 layers, and the output of 15 (the last one's is
+    # not kept), folded ×16 into one row each
+    assert {r.what: r.count for r in saved} == {"tanh": 16, "logistic": 16, "add": 15}
+    assert all(r.shape == f"f32[{WIDTH},{WIDTH}]" and r.where.startswith("layer:")
+               for r in saved)
+    assert sum(r.bytes for r in saved) == 47 * MIB
+    args = [r for r in m.rows() if r.kind == M.ARGUMENT]
+    assert {r.what: r.count for r in args} == {"arg0[i]": 16, "arg1": 1}
+    # the records hold the same buffers, one per row
+    records = m.records()
+    assert len(records) == len(p.live) and sum(r["bytes"] for r in records) == p.peak_bytes
+    assert f"layer ×{LAYERS}" in m.text() and "tanh" in m.text()
+
+
+# Whether per-layer jax.checkpoint lowers the peak on CPU: up to 0.10 XLA merges the
+# recomputation into the forward pass and keeps its result (measured on 0.7.2, 0.10.2);
+# 0.12 recomputes in the backward pass (0.12.0.1). 0.11 was not measured here.
+REMAT_LOWERS_PEAK = (((0, 7, 0), (0, 10, 2), False), ((0, 12, 0), NEWEST, True))
+
+
+@per_range("first, last, lowers", REMAT_LOWERS_PEAK,
+           lambda v: "remat lowers the peak" if v else "remat saved anyway")
+def test_per_layer_checkpoint_shows_what_remat_changes(first, last, lowers, params):
+    only_on(first, last)
+    plain = jaxmagic.memory(jax.grad(mlp(False)), *params).memory
+    remat = jaxmagic.memory(jax.grad(mlp(True)), *params).memory
+    kinds = remat.profile.by_kind()
+    assert abs(remat.peak_bytes - remat.profile.xla_total) <= 0.25 * remat.profile.xla_total
+    assert M.RECOMPUTED in kinds          # the backward pass makes values again
+    if lowers:
+        assert remat.peak_bytes <= plain.peak_bytes * 0.6
+        saved = {r.what: r.count for r in remat.rows() if r.kind == M.SAVED}
+        assert saved == {"add": LAYERS - 1}       # only each layer's output is kept
+    else:
+        assert remat.peak_bytes >= plain.peak_bytes * 0.7
+        # the recomputed matmul is among the saved values, and the view says why
+        assert any(b.kind == M.SAVED and b.recompute for b in remat.live)
+        assert "merged the recomputation with the forward pass" in remat.text()
+
+
+# ---- formats per release ------------------------------------------------------------------
+
+# Where XLA writes the live ranges: at the end of `*-buffer-assignment.txt` on 0.7.2, in a
+# `*-live-range.txt` of its own on 0.10.2 and 0.12 (0.8-0.9 not measured; either is read).
+LIVE_RANGE_DUMPS = (((0, 7, 0), (0, 7, 2), "buffer-assignment"), ((0, 10, 0), NEWEST, "own"))
+
+
+@per_range("first, last, where", LIVE_RANGE_DUMPS, str)
+def test_dump_formats_parse_on_each_release(first, last, where, params):
+    only_on(first, last)
+    a = analyze(traced(jax.grad(mlp(False)), *params))
+    if where == "buffer-assignment":
+        assert "Used values:" not in a.buffer_assignment   # the values list is left out
+    values = M.parse_buffers(a.buffer_assignment)
+    schedule, ranges = M.parse_live_ranges(a.live_ranges)
+    assert schedule and len(schedule) == int(re.search(r"max (\d+)", a.live_ranges)[1])
+    assert set(ranges) <= set(values) | {k for k in ranges if "{" in k}
+    params_alloc = {v[3] for v in values.values() if v[3].startswith("parameter")}
+    assert params_alloc == {f"parameter {k}" for k in range(LAYERS + 1)}
+    assert all(_compat.ALLOCATION.match(line) for line in a.buffer_assignment.splitlines()
+               if line.startswith("allocation "))
+
+
+def test_live_curve_counts_a_shared_slot_once():
+    spans = [(0, 3, (0, 0), 10), (1, 2, (0, 0), 10), (2, 4, (1, 0), 5), (5, 5, (0, 0), 4)]
+    assert M.live_curve(6, spans) == [10, 10, 15, 15, 5, 4]
+
+
+def test_backward_boundary_takes_the_best_split():
+    f, b = False, True
+    assert M.backward_boundary([None, f, f, b, f, b, b, None]) == 3
+    assert M.backward_boundary([f, f, None]) is None
+
+
+def test_scan_loop_carries_join_to_the_loop_and_inputs():
+    def f(ws, x):
+        def body(x, w):
+            return jnp.tanh(x @ w), None
+        return (jax.lax.scan(body, x, ws)[0] ** 2).sum()
+    t = traced(jax.grad(f), jnp.ones((4, 64, 64)), jnp.ones((32, 64)), names=["ws", "x"])
+    p = M.memory_profile(t, G.build(t), analyze(t))
+    assert p.live and all(b.equation is not None or b.input for b in p.live)
+    assert {b.input for b in p.live if b.kind == M.ARGUMENT} == {"ws", "x"}
+    assert abs(p.peak_bytes - p.xla_total) <= 0.25 * p.xla_total
+
+
+def test_sharded_program_is_per_device():
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    mesh = jax.make_mesh((8,), ("d",))
+    x = jax.device_put(jnp.ones((1024, 256)), NamedSharding(mesh, P("d")))
+    view = jaxmagic.memory(lambda x, w: jnp.tanh(x @ w).sum(), x, jnp.ones((256, 256)))
+    m = view.memory
+    assert m.profile.num_devices == 8
+    (xs,) = [b for b in m.live if b.input == "arg0"]
+    assert xs.shape == "f32[128,256]" and xs.bytes == 128 * 256 * 4     # one shard
+    assert "per device (8 devices)" in m.headline() and "per device" in m.text()
+
+
+# ---- what the user sees -------------------------------------------------------------------
+
+def test_memory_magic_draws_bytes_at_peak(ip):
+    ip.run_cell("def step(a, b):\n    return jnp.tanh(jnp.tanh(a @ b) @ b).sum()\n"
+                "a = jnp.ones((256, 256))")
+    r, cap = run(ip, "_v = %jaxpr --memory -o jax.grad(step)(a, a)")
+    assert r.success, r.error_in_exec
+    view = ip.user_ns["_v"]
+    m = view.memory
+    assert m.peak_bytes > 0 and view.costs is None
+    html = view._repr_mimebundle_()["text/html"]
+    assert "share of the bytes live at the peak, log scale" in html
+    assert "live at the peak" in html and "<svg" not in html and "<style" not in html
+    assert "at peak" in view.dot() and "penwidth=3" in view.dot()   # the peak's equation
+    assert "memory of jax.grad(step)" in view.text() and "XLA: temp" in view.text()
+    r, cap = run(ip, "%jaxpr --memory jax.grad(step)(a, a)")
+    assert r.success and "live at the peak" in cap.outputs[0].data["text/html"]
+
+
+def test_memory_option_has_help(ip):
+    help_text = ip.find_line_magic("jaxpr").__doc__
+    assert "--memory" in help_text and "bytes live at the compiled program's" in help_text
+
+
+def test_curve_chart_is_static_svg_in_an_img():
+    p = M.MemoryProfile([0, 5, 20, 10, 3], ["a", "b", "c", "d", "e"], 2, [], 3, 1, 1, 1,
+                        None, "cpu", 1)
+    svg = curve_svg(p)
+    root = ET.fromstring(svg)
+    assert root.tag.endswith("svg") and "peak 20 B at step 2" in svg and "backward pass" in svg
+    assert not root.findall(".//{http://www.w3.org/2000/svg}script")
+    html = Memory(p).side_html()
+    uri = re.search(r'src="data:image/svg\+xml;base64,([^"]+)"', html)[1]
+    assert base64.b64decode(uri).decode() == svg
+
+
+# ---- library train steps: the peak by module ----------------------------------------------
+
+@pytest.mark.slow
+def test_flax_nnx_train_step_peak_by_module(ip):
+    pytest.importorskip("flax")
+    ip.run_cell('''
+import optax
+from flax import nnx
+class MLP(nnx.Module):
+    def __init__(self, rngs):
+        self.l1 = nnx.Linear(128, 512, rngs=rngs)
+        self.l2 = nnx.Linear(512, 10, rngs=rngs)
+    def __call__(self, x):
+        return self.l2(nnx.relu(self.l1(x)))
+model = MLP(nnx.Rngs(0))
+try:
+    optimizer = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
+except TypeError:
+    optimizer = nnx.Optimizer(model, optax.adam(1e-3))
+def train_step(model, optimizer, x, y):
+    def loss_fn(model):
+        return optax.softmax_cross_entropy_with_integer_labels(model(x), y).mean()
+    loss, grads = nnx.value_and_grad(loss_fn)(model)
+    try:
+        optimizer.update(model, grads)
+    except TypeError:
+        optimizer.update(grads)
+    return loss
+x, y = jnp.ones((1024, 128)), jnp.zeros((1024,), jnp.int32)
+kernel = jnp.array(model.l1.kernel[...])
+''')
+    r, _ = run(ip, "_v = %jaxpr --memory -o train_step(model, optimizer, x, y)")
+    assert r.success, r.error_in_exec
+    m = ip.user_ns["_v"].memory
+    modules = {r.what for r in m.rows() if r.kind == M.ARGUMENT}
+    assert "model.l1.kernel" in modules and any(w.startswith("optimizer.") for w in modules)
+    groups = " ".join(r.group for r in m.rows())
+    assert "Linear" in groups or "optimizer.update" in groups
+    assert all(b.equation is not None or b.input or b.kind == M.CONSTANT for b in m.live)
+    assert ip.run_cell("assert (model.l1.kernel[...] == kernel).all()").success
+
+
+@pytest.mark.slow
+def test_equinox_train_step_peak_by_module(ip):
+    pytest.importorskip("equinox")
+    ip.run_cell('''
+import optax, equinox as eqx
+emodel = eqx.nn.MLP(128, 10, 512, 2, key=jax.random.key(0))
+opt = optax.adam(1e-3)
+ostate = opt.init(eqx.filter(emodel, eqx.is_array))
+def estep(model, ostate, x, y):
+    def loss_fn(model):
+        return optax.softmax_cross_entropy_with_integer_labels(jax.vmap(model)(x), y).mean()
+    loss, grads = eqx.filter_value_and_grad(loss_fn)(model)
+    updates, ostate = opt.update(grads, ostate, eqx.filter(model, eqx.is_array))
+    return eqx.apply_updates(model, updates), ostate, loss
+x, y = jnp.ones((1024, 128)), jnp.zeros((1024,), jnp.int32)
+''')
+    r, _ = run(ip, "_v = %jaxpr --memory -o estep(emodel, ostate, x, y)")
+    assert r.success, r.error_in_exec
+    m = ip.user_ns["_v"].memory
+    groups = {r.group for r in m.rows()}
+    assert any("MLP" in g and "Linear" in g for g in groups), groups
+    # the update after the backward pass is no forward pass: activations count as saved
+    assert any(r.kind == M.SAVED and "Linear" in r.group for r in m.rows()), m.text()
+    assert any(r.what.startswith("emodel.layers") for r in m.rows() if r.kind == M.ARGUMENT)
+    assert all(b.equation is not None or b.input or b.kind == M.CONSTANT for b in m.live)
+
+
+def test_backward_boundary_ignores_the_update_after_backward():
+    f, b = False, True
+    assert M.backward_boundary([f, f, f, b, b, b, f, f, f, f, f]) == 3
+
+
+def test_a_dump_without_live_ranges_says_so(params):
+    import dataclasses
+
+    t = traced(jax.grad(mlp(False)), *params)
+    empty = dataclasses.replace(analyze(t), live_ranges="")
+    with pytest.raises(M.MemoryUnavailable, match="held no live ranges"):
+        M.memory_profile(t, G.build(t), empty)
