@@ -89,9 +89,9 @@ def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
         options["costs"] = Costs.of(rows, measured, func_name=traced.func_name,
                                     problem=problem)
         if measured is not None and options.get("collectives") is not None:
-            from .core.collectives import time
+            from .core.collectives import charge_time
 
-            time(options["collectives"].rows, measured.instructions)
+            charge_time(options["collectives"].rows, measured.instructions)
     if memory:
         options["memory"] = _memory(traced, graph, analysis)
     return JaxprView(graph, func_name=traced.func_name, stage=stage,

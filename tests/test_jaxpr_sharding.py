@@ -6,17 +6,16 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 import pytest
+from conftest import run
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import jaxmagic
 from jaxmagic import _compat
-from jaxmagic.core import collectives, propagation
+from jaxmagic.core import propagation
 from jaxmagic.core.analysis import analyze
 from jaxmagic.core.target import BoundCall
 from jaxmagic.core.trace import trace
-
-from conftest import run
 
 shard_map = getattr(jax, "shard_map", None) or \
     __import__("jax.experimental.shard_map", fromlist=["shard_map"]).shard_map

@@ -178,7 +178,8 @@ SHARDING_TEXTS = [
 @per_range("first, last, text", SHARDING_TEXTS, repr)
 def test_propagated_sharding_text_reads_as_the_same_spec(first, last, text):
     """`%jaxpr --sharding` reads either form back to the spec P('data', 'model')."""
-    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    from jax.sharding import AxisType, NamedSharding
+    from jax.sharding import PartitionSpec as P
 
     from jaxmagic.core import propagation
     from jaxmagic.core.analysis import analyze

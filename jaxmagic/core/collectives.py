@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import _compat
-from . import hlo
+from . import hlo, propagation
+from .analysis import Analysis, analyze
 from .cost import estimate, rows
 from .graph import COLLECTIVES
+from .profile import flat_args
 
 KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
          "ragged-all-to-all", "collective-broadcast")
@@ -75,18 +77,15 @@ def mesh_axes(traced: Any, args: list) -> MeshAxes:
     return best
 
 
-def prepare(traced: Any):
+def prepare(traced: Any) -> tuple[Analysis | None, dict, MeshAxes, str | None]:
     """(analysis or None, value types by variable, mesh axes, why the compile failed or
     None): what `--sharding` needs before the graph is built."""
-    from . import analysis as A, propagation
-    from .profile import flat_args
-
     if traced.pmap and not _compat.PMAP_IS_SHARD_MAP:
         return None, {}, MeshAxes(), ("this JAX compiles jax.pmap apart from jit; the "
                                     "analysis compile would not be the program pmap runs")
     try:
         args = flat_args(traced)
-        result = A.analyze(traced)
+        result = analyze(traced)
     except Exception as e:     # a program the tagged copy cannot compile: types only
         return None, {}, MeshAxes(), f"{type(e).__name__}: {e}"
     mesh = mesh_axes(traced, args)
@@ -95,11 +94,12 @@ def prepare(traced: Any):
     return result, types, mesh, None
 
 
-def find(analysis: Any, traced: Any, graph: Any, mesh: MeshAxes) -> list[Collective]:
+def find(analysis: Analysis, traced: Any, graph: Any, mesh: MeshAxes) -> list[Collective]:
     """The collectives of `analysis.compiled_text`, costliest first."""
     program = hlo.parse(analysis.compiled_text)
-    places = {r.index: r for r in rows(graph, estimate(traced.jaxpr))}
-    prims = {e.index: e.primitive for e in estimate(traced.jaxpr)}
+    estimates = estimate(traced.jaxpr)
+    places = {r.index: r for r in rows(graph, estimates)}
+    prims = {e.index: e.primitive for e in estimates}
     out = []
     for ins in program.values():
         kind = ins.opcode.removesuffix("-start")
@@ -125,13 +125,13 @@ def find(analysis: Any, traced: Any, graph: Any, mesh: MeshAxes) -> list[Collect
     return sorted(out, key=lambda c: -c.bytes)
 
 
-def time(rows: list[Collective], per_instruction: dict[str, float]) -> None:
+def charge_time(found: list[Collective], per_instruction: dict[str, float]) -> None:
     """Give each collective its measured time per call (`--profile`): the profiled
     program is the same tagged program, so its instructions have the same names."""
     parts: dict[str, int] = {}
-    for c in rows:
+    for c in found:
         parts[c.instruction] = parts.get(c.instruction, 0) + c.bytes
-    for c in rows:
+    for c in found:
         s = per_instruction.get(c.instruction)
         if s is not None:
             c.seconds = s * c.bytes / parts[c.instruction] if parts[c.instruction] else s
@@ -157,7 +157,8 @@ def _where(place: Any, graph: Any) -> str:
                  if graph.clusters[c].where), "")
 
 
-def _elements(ins: hlo.Instruction, program: dict, analysis: Any):
+def _elements(ins: hlo.Instruction, program: dict,
+              analysis: Analysis) -> list[tuple[int | None, int]]:
     """(equation, bytes per device) of each part of a collective: XLA combines several
     of one kind into one instruction whose `op_name` merges their names."""
     result = ins.result_bytes
@@ -179,7 +180,7 @@ def _elements(ins: hlo.Instruction, program: dict, analysis: Any):
     return [(eqn, max(sum(result), sum(operands)))]
 
 
-def _tag_of(ins: hlo.Instruction | None, analysis: Any) -> int | None:
+def _tag_of(ins: hlo.Instruction | None, analysis: Analysis) -> int | None:
     """The equation an instruction stands for: its own tag, or a fusion's first one."""
     if ins is None:
         return None
@@ -189,7 +190,7 @@ def _tag_of(ins: hlo.Instruction | None, analysis: Any) -> int | None:
     return min(fused) if fused else None
 
 
-def _first_tagged_user(ins: hlo.Instruction, program: dict, analysis: Any) -> int | None:
+def _first_tagged_user(ins: hlo.Instruction, program: dict, analysis: Analysis) -> int | None:
     """The equation of the nearest instruction downstream that carries a tag (its own, or
     for a fusion the first equation it fused)."""
     seen, queue = {ins.name}, deque(ins.users)

@@ -11,10 +11,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterator
 
-from ..core.cost import CostRow
+from ..core.cost import CostRow, is_communication
 from ..core.graph import Graph
 from . import html as H
-from ..core.cost import is_communication
 from .jit import fmt_ibytes, fmt_si, fmt_time
 from .text import visible
 
