@@ -75,6 +75,9 @@ def test_a_badly_sharded_weight_is_gathered_at_its_first_use():
     assert top.where == f"mlp:{line_of(mlp, 'relu(x @ w1)')}"
     assert "all-gather of arg1" in view.collectives.text()
     assert "all-gather of arg1 over data,model · 2 MiB" in view.dot()
+    (w1,) = [n for n in view.graph.nodes.values() if n.title == "arg1"]
+    assert f'all-gather at mlp:{line_of(mlp, "relu(x @ w1)")} · 2 MiB' in \
+        next(ln for ln in view.dot().splitlines() if ln.lstrip().startswith(f"n{w1.id} "))
 
 
 def test_explicit_types_agree_with_the_compilers_dump():

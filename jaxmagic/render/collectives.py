@@ -16,6 +16,7 @@ from .jit import fmt_ibytes, fmt_time
 from .text import visible
 
 FILL = "#fed7aa"         # the collective orange of `dot.COLLECTIVE`, light for dark ink
+INPUT_FILL = "#dcfce7"   # an input's own green (`dot.STYLE`)
 FIELDS = ("kind", "axes", "bytes", "seconds", "origin", "primitive", "where", "group",
           "instruction", "group_size", "argument", "equation")
 
@@ -69,12 +70,20 @@ class Collectives:
 
     def overlay(self, g: Graph) -> dict:
         """`to_dot`'s `overlay`: each node holding a collective's equation, filled orange,
-        with what it sends ("all-reduce over model · 256 KiB"; several: a count)."""
+        with what it sends ("all-reduce over model · 256 KiB"; several: a count), and an
+        argument that is gathered, with where ("all-gather at mlp:5 · 2 MiB")."""
         out = {}
         for node, cs in self._by_node(g).items():
             line = describe(cs[0], self.input_names) if len(cs) == 1 else \
                 f"{len(cs)} collectives · {fmt_ibytes(sum(c.bytes for c in cs))}"
             out[node] = (FILL, line, False)
+        inputs = {n.title: n.id for n in g.nodes.values() if n.kind == "input"}
+        for c in self.rows:      # an argument's gather, on the argument too
+            name = self.input_names[c.argument] if c.argument is not None and \
+                c.argument < len(self.input_names) else None
+            if name in inputs:
+                out[inputs[name]] = (INPUT_FILL, f"{c.kind} at {c.where or 'first use'} · "
+                                     f"{fmt_ibytes(c.bytes)}", False)
         return out
 
     # ---- text and HTML --------------------------------------------------------------------
