@@ -17,6 +17,7 @@ from .text import visible
 
 FILL = "#fed7aa"         # the collective orange of `dot.COLLECTIVE`, light for dark ink
 INPUT_FILL = "#dcfce7"   # an input's own green (`dot.STYLE`)
+TOP_LEVEL = "top level"
 FIELDS = ("kind", "axes", "bytes", "seconds", "origin", "primitive", "where", "group",
           "instruction", "group_size", "argument", "equation")
 
@@ -120,7 +121,7 @@ class Collectives:
             across = f" · across {c.processes} processes" if c.processes > 1 else ""
             out.append([c.kind + arg + (f" ×{len(cs)}" if len(cs) > 1 else "") + across,
                         ",".join(c.axes) or "—", size,
-                        c.where or "—", c.series or c.group or "top level",
+                        c.where or "—", c.series or c.group or TOP_LEVEL,
                         c.origin + (f" ({c.primitive})" if c.primitive else "")])
         if most is not None and len(groups) > most:
             out.append([f"… {len(groups) - most} more (view.collectives)", "", "", "",
@@ -149,7 +150,8 @@ class Collectives:
         argument, axes), bytes, where (line and group), who issued it."""
         rows = [[H.esc(f"{kind} over {axes}" if axes not in ("—", "") else kind),
                  H.esc(size),
-                 H.esc(where) + f'<br><span style="color:{H.MUTED}">{H.esc(group)}</span>',
+                 H.esc(where) + (f'<br><span style="color:{H.MUTED}">{H.esc(group)}</span>'
+                                 if group != TOP_LEVEL else ""),
                  H.esc(origin)]
                 for kind, axes, size, where, group, origin in self._table(most=12)]
         table = H.table(rows, ["collective", self._size, "where", "origin"]) if rows \
