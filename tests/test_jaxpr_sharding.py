@@ -211,3 +211,23 @@ def test_profile_charges_measured_time_to_the_collective(ip):
     (c,) = view.collectives
     assert c.seconds is not None and 0 < c.seconds <= view.costs.total_s
     assert "bytes/device · time" in view.collectives.text()
+
+
+def test_a_sharding_constraint_shows_what_it_forced():
+    """Auto mesh: the compiler propagates the constraint back to `sin`; the reshard of
+    the argument is charged there, and every value carries the constraint's sharding."""
+    m = jax.make_mesh((2, 4), ("X", "Y"), axis_types=(AxisType.Auto,) * 2)
+    x = put(m, (32, 64), P("X", "Y"))
+
+    def constrained(x):
+        y = jnp.sin(x)
+        z = jax.lax.with_sharding_constraint(y, NamedSharding(m, P("Y", None)))
+        return z.T * 2
+
+    view = jaxmagic.trace(constrained, x, sharding=True)
+    ops = {n.primitive: n for n in view.full.nodes.values() if n.kind == "op"}
+    assert ops["sharding_constraint"].detail[-1] == "→ f32[32@Y,64]"
+    assert ops["transpose"].detail[-1] == "→ f32[64,32@Y]"
+    moved = [c for c in view.collectives if c.argument == 0]
+    assert moved and all(c.where == f"constrained:{line_of(constrained, 'sin')}"
+                         and not c.written for c in moved)
