@@ -278,3 +278,31 @@ def test_a_dump_without_live_ranges_says_so(params):
     empty = dataclasses.replace(analyze(t), live_ranges="")
     with pytest.raises(M.MemoryUnavailable, match="held no live ranges"):
         M.memory_profile(t, G.build(t), empty)
+
+
+def test_a_program_xla_cannot_compile_gets_a_note_not_a_traceback():
+    def f(x):
+        return jax.ffi.ffi_call("no_such_target", jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+    view = jaxmagic.memory(f, jnp.ones(3))
+    assert view.memory is None
+    (note,) = [n for n in view.notes if n.startswith("--memory unavailable")]
+    assert "no_such_target" in note and note in view._repr_mimebundle_()["text/html"]
+
+
+def test_donated_arguments_are_compiled_as_the_user_jits_them():
+    def update(params, x):
+        return jax.tree.map(lambda p: p * 0.9 + x.sum(), params)
+    params = {"w1": jnp.ones((512, 512)), "w2": jnp.ones((512, 512))}
+    x = jnp.ones((8, 512))
+    plain = jaxmagic.memory(update, params, x).memory
+    # old and new parameters both live at the end: the view says donation would help
+    assert plain.profile.donatable_bytes() == 2 * 512 * 512 * 4
+    assert "donating those arguments" in plain.text()
+    assert {b.shape for b in plain.live if b.kind == M.OUTPUT} >= {"f32[512,512]"}
+    for jitted in (jax.jit(update, donate_argnums=0),
+                   jax.jit(update, donate_argnames="params")):
+        donated = jaxmagic.memory(jitted, params, x).memory
+        assert donated.profile.alias_bytes == 2 * 512 * 512 * 4
+        assert donated.peak_bytes < plain.peak_bytes
+        assert "donating those arguments" not in donated.text()
+    assert not params["w1"].is_deleted()      # compiled, never run: the user's arrays stay

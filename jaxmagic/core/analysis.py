@@ -21,7 +21,7 @@ from typing import Any
 import jax
 
 from .. import _compat
-from .profile import Instructions, compile_tagged, instruction_tags
+from .profile import Instructions, compile_tagged, donated_leaves, instruction_tags
 from .trace import Traced
 
 
@@ -46,7 +46,7 @@ def analyze(traced: Traced) -> Analysis:
     with tempfile.TemporaryDirectory(prefix="jaxmagic-analysis-") as d:
         options = {"xla_dump_to": d, "xla_dump_hlo_as_text": True,
                    "xla_dump_hlo_pass_re": _compat.sharding_pass()}
-        compiled, text = compile_tagged(traced, prefix, options)
+        compiled, text = compile_tagged(traced, prefix, options, donated_leaves(traced))
         info = instruction_tags(text)
         before = _read(d, info.module, f"after_{_compat.sharding_pass()}"
                                        ".before_spmd-partitioning.txt")

@@ -32,6 +32,7 @@ REMAT = ("remat", "remat2", "checkpoint")
 
 _VALUE = re.compile(r"^\s*value: <\d+ ([^\s{>]+)(\{[\d,]*\})?(?: \(phi\))?[^>]*> "
                     r"\(size=(\d+),offset=(\d+)\): (.*)$")
+_LAYOUT = re.compile(r"\{[^{}]*\}")          # `{1,0}` after a shape
 _STEP = re.compile(r"^\s*(\d+):(\S+)\s*$")
 _RANGE = re.compile(r"^\s*(\S+?)(\{[\d,]*\}):(\d+)-(\d+)\s*$")
 
@@ -91,6 +92,18 @@ class MemoryProfile:
         parts = (self.temp_bytes, self.argument_bytes, self.output_bytes)
         return None if None in parts else sum(parts) - (self.alias_bytes or 0)
 
+    def donatable_bytes(self) -> int:
+        """Bytes of outputs live at the peak beside an argument of the same shape, also
+        live: what donating those arguments (`donate_argnums`) lets XLA write in place,
+        as a train step's new parameters could take the old ones' memory."""
+        args = Counter(b.shape for b in self.live if b.kind == ARGUMENT)
+        total = 0
+        for b in self.live:
+            if b.kind == OUTPUT and args[b.shape] > 0:
+                args[b.shape] -= 1
+                total += b.bytes
+        return total
+
     def by_kind(self) -> dict[str, int]:
         """Bytes live at the peak per kind, largest first."""
         acc: Counter = Counter()
@@ -115,7 +128,7 @@ def parse_buffers(text: str) -> dict[str, tuple[tuple[int, int], int, str, str]]
         if m and alloc >= 0:
             name, index, size, offset, shape = m.groups()
             out[name + (index or "{}")] = ((alloc, int(offset)), int(size),
-                                          shape.split("{")[0].strip(), kind)
+                                          _LAYOUT.sub("", shape).strip(), kind)
     return out
 
 

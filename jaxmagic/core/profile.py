@@ -21,6 +21,7 @@ import glob
 import re
 import tempfile
 import time
+import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -102,10 +103,35 @@ def flat_args(traced: Traced) -> list:
     return leaves
 
 
+def donated_leaves(traced: Traced) -> tuple[int, ...]:
+    """The flat inputs (as `flat_args` orders them) that the user's `jax.jit` donates
+    (`donate_argnums` / `donate_argnames`): a compile for analysis reuses their memory
+    for outputs, as the user's program does."""
+    from .libraries import unwrap_jit
+
+    found = unwrap_jit(traced.call.func)
+    opts = found[1] if found is not None else {}
+    n, params = len(traced.call.args), traced.partition.call.params
+    names = set(opts.get("donate_argnames", ()))
+    nums = {i % n for i in opts.get("donate_argnums", ()) if n} | {
+        params.index(k) for k in names if k in params and params.index(k) < n}
+    if not nums and not names:
+        return ()
+    pos, args, kwargs = traced.partition.inputs(bind_static=True)
+    out, start = [], 0
+    for donated, value in [(i in nums, a) for i, a in zip(pos, args)] + [
+            (k in names, kwargs[k]) for k in sorted(kwargs)]:
+        count = len(jax.tree_util.tree_leaves(value))
+        out.extend(range(start, start + count) if donated else ())
+        start += count
+    return tuple(out)
+
+
 def compile_tagged(traced: Traced, prefix: str = "jaxmagic_profile_",
-                   compiler_options: dict | None = None):
+                   compiler_options: dict | None = None, donate: tuple[int, ...] = ()):
     """(compiled executable, its HLO text) of the tagged copy of `traced`'s jaxpr, in a
-    program named `prefix` + the function's name."""
+    program named `prefix` + the function's name, donating the flat inputs `donate` (only
+    for a program that never runs on the user's arrays)."""
     run = _compat.jaxpr_as_fun(tagged(traced.jaxpr))
 
     def program(*args):
@@ -113,7 +139,9 @@ def compile_tagged(traced: Traced, prefix: str = "jaxmagic_profile_",
 
     program.__name__ = program.__qualname__ = prefix + re.sub(
         r"\W", "_", traced.func_name)[:40]
-    lowered = jax.jit(program).lower(*flat_args(traced))
+    with warnings.catch_warnings():      # "Some donated buffers were not usable": as jit
+        warnings.simplefilter("ignore")  # would say when the user runs it
+        lowered = jax.jit(program, donate_argnums=donate).lower(*flat_args(traced))
     compiled = lowered.compile(compiler_options) if compiler_options else lowered.compile()
     return compiled, compiled.as_text()
 

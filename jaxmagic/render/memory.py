@@ -130,8 +130,15 @@ class Memory:
         if p.num_devices > 1:
             out.append(f"sizes are per device: the program runs on {p.num_devices} "
                        "devices, each holding its shard")
-        out.append("saved activation: computed before the backward pass and kept for it; "
-                   "recomputed: made again in the backward pass by jax.checkpoint")
+        if p.backward_from is not None:
+            out.append("saved activation: computed before the backward pass and kept for "
+                       "it; recomputed: made again in the backward pass by jax.checkpoint")
+        donatable = p.donatable_bytes()
+        if donatable >= 0.1 * p.peak_bytes:
+            out.append(f"{fmt_bytes(donatable)} of outputs are live at the peak beside "
+                       "arguments of the same shapes: donating those arguments "
+                       "(jax.jit(..., donate_argnums=...)) lets XLA write the outputs in "
+                       "their place")
         if p.backward_from is not None and any(b.kind == SAVED and b.recompute
                                                for b in p.live):
             out.append("some values jax.checkpoint recomputes are saved anyway: XLA merged "
