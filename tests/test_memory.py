@@ -235,6 +235,11 @@ kernel = jnp.array(model.l1.kernel[...])
     assert "model.l1.kernel" in modules and any(w.startswith("optimizer.") for w in modules)
     groups = " ".join(r.group for r in m.rows())
     assert "Linear" in groups or "optimizer.update" in groups
+    # the peak by module: the layers' parameters and their optimizer state, by layer
+    by_group = dict(m.groups(20))
+    assert by_group["inputs: model.l1"] == 128 * 512 * 4 + 512 * 4      # kernel + bias
+    assert any(g.startswith("inputs: optimizer.") and g.endswith(".l1") for g in by_group)
+    assert "by group" in m.text()
     assert all(b.equation is not None or b.input or b.kind == M.CONSTANT for b in m.live)
     assert ip.run_cell("assert (model.l1.kernel[...] == kernel).all()").success
 
@@ -263,6 +268,8 @@ x, y = jnp.ones((1024, 128)), jnp.zeros((1024,), jnp.int32)
     # the update after the backward pass is no forward pass: activations count as saved
     assert any(r.kind == M.SAVED and "Linear" in r.group for r in m.rows()), m.text()
     assert any(r.what.startswith("emodel.layers") for r in m.rows() if r.kind == M.ARGUMENT)
+    by_group = dict(m.groups(20))
+    assert by_group["inputs: emodel.layers[0]"] == 128 * 512 * 4 + 512 * 4
     assert all(b.equation is not None or b.input or b.kind == M.CONSTANT for b in m.live)
 
 

@@ -8,17 +8,24 @@ totals beside the picture, a small static chart of the curve, and a text form.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from ..core.graph import Graph
 from ..core.memory import ARGUMENT, RECOMPUTED, SAVED, MemoryProfile
 from . import html as H
-from .costs import BELOW, EMPHASIS, SCALE, _chain, _columns, fill, percent
+from .costs import BELOW, EMPHASIS, SCALE, TOP_LEVEL, _chain, _columns, fill, percent
 from .sharding import fmt_bytes
 from .text import visible
 
 TOP_ROWS = 12
+TOP_GROUPS = 6
+_LAST_KEY = re.compile(r"(\.[^.\[\]]+|\[[^\]]*\])$")
+
+
+def _parent(path: str) -> str:
+    """`model.l1` for `model.l1.kernel`, `params[3]` for `params[3]['w1']`."""
+    return _LAST_KEY.sub("", path) or path
 KIND_COLOURS = {SAVED: "#b91c1c", ARGUMENT: "#1d4ed8", RECOMPUTED: "#047857"}
 
 
@@ -74,6 +81,18 @@ class Memory:
         out = [Row(k[0], k[1], len(v), sum(b.bytes for b in v), k[2], k[3], k[4])
                for k, v in acc.items()]
         return sorted(out, key=lambda r: -r.bytes)
+
+    def groups(self, n: int = TOP_GROUPS) -> list[tuple[str, int]]:
+        """Bytes live at the peak by group, largest first: the call as drawn for values
+        the program made (`loss › block ×8`), the module or container an input belongs to
+        (`model.l1`, `params[3]`) for inputs."""
+        acc: Counter = Counter()
+        for b in self.profile.live:
+            if b.input:
+                acc["inputs: " + _parent(b.input)] += b.bytes
+            else:
+                acc[b.group or TOP_LEVEL] += b.bytes
+        return acc.most_common(n)
 
     def per_device(self) -> str:
         n = self.profile.num_devices
@@ -148,6 +167,8 @@ class Memory:
     def text(self) -> str:
         lines = [f"memory of {self.func_name}: {self.headline()}", ""]
         lines += [f"  {k}: {v}" for k, v in self.totals()]
+        lines += ["", "by group:"]
+        lines += _columns([[fmt_bytes(v), g] for g, v in self.groups()], ["bytes", "group"])
         lines += ["", "live at the peak:"]
         lines += _columns(self._table(), ["bytes", "kind", "shape", "what", "where",
                                           "group"])
@@ -215,6 +236,8 @@ class Memory:
                  f'<span style="color:{KIND_COLOURS.get(c, H.INK)}">{H.esc(c)}</span>'
                  for j, c in enumerate(row)] for row in self._table()]
         table = H.table(rows, ["bytes", "kind", "shape", "what", "where", "group"])
+        groups = H.table([[H.esc(fmt_bytes(v)).replace(" ", "\u00a0"), H.esc(g)]
+                          for g, v in self.groups()], ["bytes", "group"])
         notes = "".join(f'<div style="color:{H.MUTED};font-size:11px;margin-top:4px">'
                         f'{H.esc(n)}</div>' for n in self.footnotes())
         chart = H.svg_img(curve_svg(self.profile), f"live bytes of {self.func_name} over "
@@ -223,6 +246,7 @@ class Memory:
         return (f'<div style="font-size:12px">{legend}'
                 f'<div style="color:{H.INK};margin-bottom:6px">{H.esc(self.headline())}</div>'
                 f'{chart}{totals}'
+                f'<div style="font-weight:600;margin:8px 0 4px 0">by group</div>{groups}'
                 f'<div style="font-weight:600;margin:8px 0 4px 0">live at the peak</div>'
                 f'{table}{notes}</div>')
 
