@@ -335,3 +335,66 @@ def buffer_dumps(buffer_assignment: str, live_range: str) -> tuple[str, str]:
         return buffer_assignment, live_range
     head, sep, tail = buffer_assignment.partition("\nHloLiveRange")
     return head.split("\nTotal bytes used:")[0].rstrip() + "\n", (sep + tail).lstrip("\n")
+
+
+# ---- %jaxpr --sharding (core/graph.py, core/collectives.py) -------------------------------
+
+def typed_aval_str(aval: Any) -> str:
+    """A value's type as `jax.make_jaxpr` prints it: `f32[256@data,512]` on an Explicit
+    mesh, `f32[8,4]{V:i}` varying over a manual axis (`{i}` up to 0.7), reduced and
+    unreduced axes (`{U:X}`, `{R:X}`) where the release has them."""
+    short = getattr(aval, "str_short", None)
+    if short is None:
+        return type(aval).__name__
+    try:
+        return short(short_dtypes=True)
+    except TypeError:        # an aval whose str_short takes no options (tokens, refs)
+        return short()
+
+
+# The primitive each user-facing function binds, by the name the user called: `psum`
+# binds `psum_invariant` (`psum2` in some releases), `psum_scatter` binds
+# `reduce_scatter`; `jax.lax.pcast(x, 'i', to='varying')` (from 0.8; `pvary` before)
+# binds `pvary`.
+_USER_NAMES = {"psum_invariant": "psum", "psum2": "psum", "reduce_scatter": "psum_scatter",
+               "all_gather_invariant": "all_gather",
+               "pvary": "pcast" if hasattr(jax.lax, "pcast") else "pvary"}
+
+
+def user_primitive_name(prim: str) -> str:
+    """The name the user called for primitive `prim` (itself where they are the same)."""
+    return _USER_NAMES.get(prim, prim)
+
+
+def jaxpr_meshes(jaxpr: Any) -> list:
+    """The meshes a jaxpr names: its shard_maps' (`mesh` param) and its values' types on
+    an Explicit mesh (`aval.sharding.mesh`), outermost first."""
+    found = []
+
+    def go(j):
+        j = open_jaxpr(j)
+        for v in j.invars:
+            mesh = getattr(getattr(v.aval, "sharding", None), "mesh", None)
+            if mesh is not None and not getattr(mesh, "empty", False):
+                found.append(mesh)
+        for eqn in j.eqns:
+            if eqn.params.get("mesh") is not None:
+                found.append(eqn.params["mesh"])
+            for v in eqn.params.values():
+                for sub in (v if isinstance(v, tuple) else (v,)):
+                    if isinstance(sub, JAXPR_TYPES):
+                        go(sub)
+
+    go(jaxpr)
+    return found
+
+
+# From 0.8 jax.pmap is a jit of a shard_map: the analysis compile of its jaxpr is the
+# program it runs. Up to 0.7 it is `xla_pmap`, compiled apart (a jit of it gathers).
+PMAP_IS_SHARD_MAP = JAX_VERSION >= (0, 8)
+
+
+# Newer compiled HLO text names source locations through tables printed between the
+# module line and the program (`stack_frame_id=N` in each instruction's metadata; seen on
+# 0.10.2 and 0.12); on 0.7 each instruction carries `source_file=… source_line=…` itself.
+HLO_FRAME_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")

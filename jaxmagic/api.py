@@ -21,12 +21,17 @@ if TYPE_CHECKING:   # for annotations: each function imports its renderer when c
 
 
 def trace(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None = None,
-          static_argnames: Sequence[str] | str | None = None, **kwargs: Any) -> JaxprView:
-    """Trace `f(*args, **kwargs)` and return its jaxpr as a drawable view (`%jaxpr`)."""
+          static_argnames: Sequence[str] | str | None = None, sharding: bool = False,
+          **kwargs: Any) -> JaxprView:
+    """Trace `f(*args, **kwargs)` and return its jaxpr as a drawable view (`%jaxpr`).
+
+    `sharding=True` (`--sharding`): values carry their shardings and `view.collectives`
+    lists what the compiled program sends between devices (one extra compile)."""
     names = [f"arg{i}" for i in range(len(args))]
     call = BoundCall(f, args, kwargs, names, {k: k for k in kwargs},
                      f"{getattr(f, '__name__', 'f')}(...)")
-    return trace_call(call, static_argnums=static_argnums, static_argnames=static_argnames)
+    return trace_call(call, static_argnums=static_argnums, static_argnames=static_argnames,
+                      sharding=sharding)
 
 
 def profile(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None = None,
@@ -61,15 +66,20 @@ def memory(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None =
 
 def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
                stage: str = "jaxpr", costs: str | None = None, budget: float = 3.0,
-               memory: bool = False, **options: Any) -> JaxprView:
+               sharding: bool = False, memory: bool = False, **options: Any) -> JaxprView:
     """`trace` for a call whose arguments carry their source text (from a magic).
 
     `costs` is "cost" (estimated from shapes) or "profile" (measured within `budget`);
-    `memory` reads the compiled program's buffers (`view.memory`)."""
+    `sharding` labels values with their shardings and finds the collectives
+    (`view.collectives`); `memory` reads the compiled program's buffers (`view.memory`)."""
     __tracebackhide__ = True
     traced = _trace.trace(call, static_argnums=static_argnums, static_argnames=static_argnames)
     stage_text = _trace.stage_text(traced, stage) if stage != "jaxpr" else None
-    graph = _graph.build(traced)
+    analysis = None        # the one analysis compile --sharding and --memory share
+    if sharding and stage == "jaxpr":
+        graph, options["collectives"], analysis = _sharding(traced)
+    else:
+        graph = _graph.build(traced)
     graph.notes[:0] = traced.notes
     if costs:
         from .core.profile import cost_rows
@@ -78,20 +88,47 @@ def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
         rows, measured, problem = cost_rows(traced, graph, costs == "profile", budget)
         options["costs"] = Costs.of(rows, measured, func_name=traced.func_name,
                                     problem=problem)
+        if measured is not None and options.get("collectives") is not None:
+            from .core.collectives import charge_time
+
+            charge_time(options["collectives"].rows, measured.instructions)
     if memory:
-        options["memory"] = _memory(traced, graph)
+        options["memory"] = _memory(traced, graph, analysis)
     return JaxprView(graph, func_name=traced.func_name, stage=stage,
                      stage_text=stage_text, **options)
 
 
-def _memory(traced, graph):
-    """The compiled call's memory view, or None with a note on the graph saying why."""
+def _sharding(traced):
+    """(graph with sharded types, Collectives, the analysis or None) of a traced call."""
+    from .core import collectives as C
+    from .render.collectives import Collectives
+
+    analysis, types, mesh, problem = C.prepare(traced)
+    graph = _graph.build(traced, sharding=True, types=types)
+    if analysis is None:
+        notes = [f"the compiled program could not be analysed ({problem}); shardings are "
+                 "the jaxpr's own types"]
+        return graph, Collectives([], func_name=traced.func_name, devices=None,
+                                  notes=notes), None
+    try:
+        rows, notes = C.find(analysis, traced, graph, mesh), []
+    except Exception as e:      # HLO text this release writes in a form not read yet
+        rows, notes = [], [f"the compiled program's collectives could not be read "
+                           f"({type(e).__name__}: {e})"]
+    return graph, Collectives(rows, func_name=traced.func_name, input_names=traced.in_names,
+                              devices=analysis.num_devices, notes=notes), analysis
+
+
+def _memory(traced, graph, analysis=None):
+    """The compiled call's memory view, or None with a note on the graph saying why;
+    `analysis`: the analysis compile --sharding already made."""
     from .core.analysis import analyze
     from .core.memory import memory_profile
     from .render.memory import Memory
 
     try:
-        return Memory(memory_profile(traced, graph, analyze(traced)), traced.func_name)
+        return Memory(memory_profile(traced, graph, analysis or analyze(traced)),
+                      traced.func_name)
     except Exception as e:      # a program the tagged copy cannot compile, an empty dump
         graph.notes.append(f"--memory unavailable: {type(e).__name__}: {e}")
         return None

@@ -154,6 +154,11 @@ class JaxMagic(Magics):
     @argument("--profile", action="store_true", help="measured time per equation and group "
               "on the graph: runs the compiled call under JAX's profiler (falls back to "
               "--cost when the profiler is unavailable)")
+    @argument("--sharding", action="store_true", help="each value's sharding on its edge "
+              "(the types' own on an Explicit mesh, the compiler's choice on an Auto one) "
+              "and every collective the compiled program runs, at the line that caused "
+              "it, with its mesh axes and bytes per device (view.collectives holds the "
+              "rows); one extra compile")
     @argument("--memory", action="store_true", help="bytes live at the compiled program's "
               "peak per equation and group on the graph, the live-bytes curve over XLA's "
               "schedule, and the buffers alive at the peak (view.memory holds the rows); "
@@ -188,7 +193,7 @@ class JaxMagic(Magics):
                 max_nodes=self.max_nodes, layout_timeout=self.layout_timeout,
                 renderer=self.renderer, png=self.png,
                 costs="profile" if args.profile else "cost" if args.cost else None,
-                budget=self.profile_budget, memory=args.memory)
+                budget=self.profile_budget, sharding=args.sharding, memory=args.memory)
         except JitArgumentError as e:     # mark an argument static: say which, and how
             from .render.jit import static_fix_command
 

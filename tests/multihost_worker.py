@@ -3,7 +3,8 @@
     python tests/multihost_worker.py PROCESS_ID NUM_PROCESSES PORT
 
 Four CPU devices per process, gloo for cross-process collectives. Builds a globally
-sharded array, runs one collective, then runs `%devices -o` and `%%shardviz -o` in a real
+sharded array, runs one collective, then runs `%devices -o`, `%jaxpr --sharding -o` and
+`%%shardviz -o` in a real
 InteractiveShell and prints one JSON line (prefixed RESULT) describing what they show.
 """
 import json
@@ -47,6 +48,8 @@ total_local = float(total.addressable_shards[0].data)
 setup.raise_error()
 
 devices = shell.run_line_magic("devices", "-o")
+shell.user_ns["sums"] = lambda a: (a.sum(0), a.sum(1))
+sharded = shell.run_line_magic("jaxpr", "--sharding -o sums(blocks)")
 view = shell.run_cell_magic("shardviz", "-o", "{'blocks': blocks, 'rows': rows, 'total': total}")
 named = shell.run_cell_magic("shardviz", "-o rows", "rows_again = rows")
 html = view.html()
@@ -73,5 +76,7 @@ print("RESULT " + json.dumps({
     "layouts": layouts,
     "named_paths": [lay.path for lay in named.layouts],
     "total": shell.user_ns["total_local"],
+    "collectives": [[c.kind, list(c.axes), c.processes] for c in sharded.collectives],
+    "collectives_text": sharded.collectives.text(),
 }), flush=True)
 jax.distributed.shutdown()

@@ -31,7 +31,8 @@ from jaxmagic.render.text import visible
 IDS = ids()
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 CASES = list(zip(PAYLOADS, IDS))
-SINKS = ("jaxpr", "jaxpr_expanded", "jaxpr_lowered", "jaxpr_memory", "jit_compare", "jit_static", "jit_error",
+SINKS = ("jaxpr", "jaxpr_expanded", "jaxpr_lowered", "jaxpr_memory", "jaxpr_sharding",
+         "jit_compare", "jit_static", "jit_error",
          "jaxpr_error", "runtime_card", "static_card", "shardviz", "shardviz_plan")
 
 
@@ -91,6 +92,12 @@ class Outputs:
     def _jaxpr_memory(self, p):          # the buffers live at the peak, by input and group
         f, d = targets.memory_target(p)
         r, cap = self._run(f"%jaxpr --memory -o fm[{p!r}](dm[{p!r}])", fm={p: f}, dm=d)
+        assert r.success, r.error_in_exec
+        return r.result, r.result._repr_mimebundle_()
+
+    def _jaxpr_sharding(self, p):        # collectives: the gathered input, line, group
+        f, d = targets.sharding_target(p)
+        r, cap = self._run(f"%jaxpr --sharding -o fs[{p!r}](ds[{p!r}])", fs={p: f}, ds=d)
         assert r.success, r.error_in_exec
         return r.result, r.result._repr_mimebundle_()
 
@@ -224,6 +231,19 @@ def test_memory_view_names(outputs, p):
 
 
 @pytest.mark.parametrize("p", [c[0] for c in CASES], ids=IDS)
+def test_sharding_collectives_names(outputs, p):
+    """--sharding's table and graph name the gathered input, escaped for each."""
+    view, bundle = outputs.get("jaxpr_sharding", PAYLOADS.index(p))
+    gathers = [c for c in view.collectives if c.argument is not None]
+    assert gathers, view.collectives.text()
+    name = f"ds[{p!r}][{p!r}]"
+    svgs = assert_safe(bundle["text/html"], name, where="--sharding html")
+    for svg in svgs:
+        assert_safe_svg(svg, where="--sharding svg")
+    assert needle(visible(name)) in squeeze(view.collectives.text())
+
+
+@pytest.mark.parametrize("p", [c[0] for c in CASES], ids=IDS)
 def test_jit_compare_names(outputs, p):
     i = PAYLOADS.index(p)
     (html,), _ = outputs.get("jit_compare", i)
@@ -267,7 +287,8 @@ def test_text_plain_cannot_drive_a_terminal(outputs, p):
     i = PAYLOADS.index(p)
     for sink in SINKS:
         got = outputs.get(sink, i)
-        if sink in ("jaxpr", "jaxpr_expanded", "jaxpr_lowered", "jaxpr_memory"):
+        if sink in ("jaxpr", "jaxpr_expanded", "jaxpr_lowered", "jaxpr_memory",
+                    "jaxpr_sharding"):
             texts = [got[1]["text/plain"]]
         else:
             texts = [o.data.get("text/plain", "") for o in got[1].outputs]

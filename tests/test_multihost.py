@@ -1,6 +1,7 @@
 """Two real JAX processes on 127.0.0.1 (`jax.distributed.initialize`, 4 CPU devices each,
 gloo collectives): each one's `%devices` shows 8 global / 4 local devices over 2 processes,
-and its `%%shardviz` labels every shard with the process that owns it."""
+its `%%shardviz` labels every shard with the process that owns it, and its
+`%jaxpr --sharding` says which collectives cross processes."""
 import json
 import os
 import socket
@@ -153,3 +154,13 @@ def test_docs_cluster_line_form_draws_from_one_engine(px_cells):
     assert plain.startswith("shardviz x total y")
     assert "x  float32[8, 8]" in plain and "y  float32[8, 8]" in plain
     assert "p0:0,1,2,3" in plain                  # y = P('x', None): a row per process
+
+
+def test_jaxpr_sharding_says_which_collectives_cross_processes(results):
+    """Rows of the 2×4 mesh are the two processes: a sum over `x` crosses them, a sum
+    over `y` stays inside each."""
+    for r in results:
+        found = {(kind, tuple(axes)): procs for kind, axes, procs in r["collectives"]}
+        assert found.get(("all-reduce", ("x",))) == 2, r["collectives"]
+        assert found.get(("all-reduce", ("y",))) == 1, r["collectives"]
+        assert "across 2 processes" in r["collectives_text"]

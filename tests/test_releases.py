@@ -165,3 +165,32 @@ def test_collector_while_jit_compare_traces(first, last, collects):
     jaxmagic.compare_jit(f, jnp.ones(3), number=1, repeat=1)
     assert seen and all(s == collects for s in seen), seen
     assert gc.isenabled(), "the collector is back on after the measurement"
+
+
+# ---- the sharding XLA propagated, as the dump after propagation writes it ----------------
+
+SHARDING_TEXTS = [
+    ((0, 7, 0), (0, 10, 2), "{devices=[2,4]<=[8]}"),     # a tile assignment (measured:
+    ((0, 12, 0), NEWEST, "{mesh['data'=2,'model'=4], [{'data'}, {'model'}]}"),  # 0.7.2,
+]                                                        # 0.10.2; 0.12.0.1)
+
+
+@per_range("first, last, text", SHARDING_TEXTS, repr)
+def test_propagated_sharding_text_reads_as_the_same_spec(first, last, text):
+    """`%jaxpr --sharding` reads either form back to the spec P('data', 'model')."""
+    from jax.sharding import AxisType, NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    from jaxmagic.core import propagation
+    from jaxmagic.core.analysis import analyze
+    from jaxmagic.core.target import BoundCall
+    from jaxmagic.core.trace import trace
+
+    only_on(first, last)
+    mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+    x = jax.device_put(jnp.ones((16, 32)), NamedSharding(mesh, P("data", None)))
+    w = jax.device_put(jnp.ones((32, 64)), NamedSharding(mesh, P(None, "model")))
+    t = trace(BoundCall(lambda x, w: x @ w, (x, w), {}, ["x", "w"], {}, "f(x, w)"))
+    dump = analyze(t).before_partitioning
+    assert f"sharding={text}" in dump
+    assert propagation.spec_of(text, ("data", "model"), (2, 4)) == (("data",), ("model",))

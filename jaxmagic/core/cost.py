@@ -4,7 +4,9 @@ The numbers follow XLA's HloCostAnalysis where the two can be compared: `dot_gen
 2·M·N·K (times the batch), a convolution 2 flops per multiply-add of its window, a
 reduction one flop per input element, an elementwise op one per output element, and data
 movement (reshape, transpose, slice, gather, convert…) none. Bytes are the bytes read and
-written: every non-literal input plus every output. Equations inside a scan body count
+written: every non-literal input plus every output; a collective (psum, all_gather,
+ppermute…) does no arithmetic here and moves the larger of its input and its output, per
+device (its avals inside shard_map are per device). Equations inside a scan body count
 once per iteration; a while body's trip count is unknown and counts once; each cond
 branch counts as if it ran.
 
@@ -20,7 +22,7 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 from .. import _compat
-from .graph import series_title
+from .graph import COLLECTIVES, NO_DATA, series_title
 
 # Primitives that move or reinterpret data without arithmetic.
 MOVEMENT = frozenset({
@@ -35,7 +37,7 @@ MOVEMENT = frozenset({
 REDUCTIONS = frozenset({
     "reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or",
     "reduce_xor", "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin",
-    "cumlogsumexp", "psum", "pmax", "pmin", "reduce_window_sum",
+    "cumlogsumexp", "reduce_window_sum",
     "reduce_window_max", "reduce_window_min", "reduce_window",
 })
 SCATTERS = frozenset({"scatter-add", "scatter_add", "scatter_mul", "scatter_min",
@@ -125,6 +127,8 @@ def flops_of(eqn: Any) -> float:
     """Flops of one execution of a leaf equation."""
     prim, p = eqn.primitive.name, eqn.params
     outs = sum(_size(v.aval) for v in eqn.outvars)
+    if is_communication(prim):
+        return 0.0
     if prim == "dot_general":
         (lc, _), _ = p["dimension_numbers"]
         shape = eqn.invars[0].aval.shape
@@ -150,8 +154,17 @@ def flops_of(eqn: Any) -> float:
     return float(outs)       # elementwise: one flop per output element
 
 
+def is_communication(prim: str) -> bool:
+    """A collective that moves data between devices (not a pcast or axis_index)."""
+    return prim in COLLECTIVES and prim not in NO_DATA
+
+
 def bytes_of(eqn: Any) -> float:
-    """Bytes one execution reads and writes (literals are folded into the program)."""
+    """Bytes one execution reads and writes (literals are folded into the program); for a
+    collective, the bytes it moves per device."""
+    if is_communication(eqn.primitive.name):
+        return float(max([_nbytes(v.aval) for v in [*eqn.invars, *eqn.outvars]
+                          if not _compat.is_literal(v)], default=0))
     ins = sum(_nbytes(v.aval) for v in eqn.invars if not _compat.is_literal(v))
     return float(ins + sum(_nbytes(v.aval) for v in eqn.outvars))
 

@@ -28,6 +28,9 @@ COLLECTIVES = frozenset({
     "all_gather", "all_gather_invariant", "all_to_all", "ppermute", "psum_scatter",
     "reduce_scatter", "axis_index", "pgather", "all_reduce",
 })
+# Named like collectives but move no data: a change of type under shard_map's check of
+# which values vary over a manual axis (`pcast`/`pvary`), or the device's own index.
+NO_DATA = frozenset({"pvary", "pbroadcast", "pcast", "axis_index"})
 
 # Nested-jaxpr kinds, by primitive name, in JAX 0.7 to 0.12.
 _CALLS = {"pjit": "jit", "jit": "jit", "closed_call": "call", "core_call": "call",
@@ -205,14 +208,25 @@ def _unrepeated(names: tuple[str, ...]) -> tuple[str, ...]:
 
 
 class _Builder:
-    def __init__(self, wrappers: frozenset[str] = frozenset()) -> None:
+    def __init__(self, wrappers: frozenset[str] = frozenset(), sharding: bool = False,
+                 types: dict | None = None) -> None:
         self.wrappers = wrappers      # library calls that called back: drawn as their inside
+        # edge labels: `f32[256,512]`, or with `sharding` the type as JAX prints it,
+        # `f32[256@data,512]`, `f32[8,4]{V:i}`; `types`: the compiler's choice for values
+        # whose type has none (an Auto mesh), by variable
+        self.type_text = _compat.typed_aval_str if sharding else aval_str
+        self.types = dict(types or {})
+        self.sharding = sharding
         self.nodes: dict[int, Node] = {}
         self.edges: list[Edge] = []
         self.clusters: dict[int, Cluster] = {}
         self.num_equations = 0
         # what each cluster (None: the top) holds, in walk order: ("n", node) / ("c", cluster)
         self.order: dict[int | None, list[tuple[str, int]]] = defaultdict(list)
+
+    def label_of(self, atom: Any) -> str:
+        found = None if _compat.is_literal(atom) else self.types.get(atom)
+        return found or self.type_text(atom.aval)
 
     def node(self, kind: str, title: str, cluster: int | None, **kw: Any) -> int:
         i = len(self.nodes)
@@ -242,7 +256,7 @@ class _Builder:
         if src is None or _compat.is_literal(src):
             return
         role = env.get(("role", atom), "")
-        label = aval_str(atom.aval)
+        label = self.label_of(atom)
         self.edge(src, dst, f"{role} {label}" if role else label)
 
     def walk(self, jaxpr: Any, env: dict, cluster: int | None, level: int,
@@ -310,12 +324,18 @@ class _Builder:
         if kind or subs:
             return self.call(eqn, kind or prim, env, parent, level, where, source, subs)
         lits = [a for a in eqn.invars if _compat.is_literal(a)]
-        title = prim + (" · " + ", ".join(map(_literal, lits)) if lits else "")
+        title = _compat.user_primitive_name(prim) + (
+            " · " + ", ".join(map(_literal, lits)) if lits else "")
         # a literal's value is no part of the structure: the layers of a Linen model differ
         # in the salt each folds into its dropout key, and are still one layer ×4
         shapes = [",".join(aval_str(v.aval) for v in vs) for vs in (lits, eqn.outvars)]
-        n = self.node("op", title, parent, detail=_params_detail(prim, eqn.params),
-                      where=where, source=source, collective=prim in COLLECTIVES,
+        detail = _params_detail(prim, eqn.params)
+        if self.sharding and eqn.outvars:
+            # the result's sharding on the node: an edge between groups has no label
+            detail += ("→ " + self.label_of(eqn.outvars[0]),)
+        n = self.node("op", title, parent, detail=detail,
+                      where=where, source=source,
+                      collective=prim in COLLECTIVES and prim not in NO_DATA,
                       backward=backward, primitive=prim, eqns=(index,),
                       signature=f"{prim}:{shapes[0]}:{shapes[1]}")
         for a in eqn.invars:
@@ -332,6 +352,8 @@ class _Builder:
             ienv[v] = self.node("const", f"const {aval_str(v.aval)}", cluster)
         for i, (v, a) in enumerate(zip(inner.invars, outer_atoms)):
             ienv[v] = a if _compat.is_literal(a) else env.get(a)
+            if not _compat.is_literal(a) and a in self.types:   # the same value inside
+                self.types.setdefault(v, self.types[a])
             if roles:
                 ienv[("role", v)] = roles[i]
         self.walk(inner, ienv, cluster, level, alias)
@@ -390,7 +412,7 @@ class _Builder:
             ienv = self._inner(br, list(eqn.invars[1:]), env, b, level + 1)
             self.edge(index, next(iter(self._first_nodes(b))), "")
             for o in _compat.open_jaxpr(br).outvars:
-                self._result(o, ienv, merge, aval_str(o.aval))
+                self._result(o, ienv, merge, self.label_of(o))
         for v in eqn.outvars:
             env[v] = merge
 
@@ -411,7 +433,7 @@ class _Builder:
         for o in _compat.open_jaxpr(p["cond_jaxpr"]).outvars:
             self._result(o, cenv, merge, "continue?")
         for o in _compat.open_jaxpr(p["body_jaxpr"]).outvars:
-            self._result(o, benv, merge, aval_str(o.aval))
+            self._result(o, benv, merge, self.label_of(o))
         for v in eqn.outvars:
             env[v] = merge
 
@@ -461,14 +483,17 @@ def _where_text(file: str, line: int, func: str) -> tuple[str, str]:
     return f"{func}:{line}", text
 
 
-def build(traced: Traced) -> Graph:
-    """The full graph of a traced call: every equation a node, every nested jaxpr a cluster."""
-    b = _Builder(traced.wrappers)
+def build(traced: Traced, sharding: bool = False, types: dict | None = None) -> Graph:
+    """The full graph of a traced call: every equation a node, every nested jaxpr a cluster.
+
+    With `sharding`, values carry their types as JAX prints them, shardings included, or
+    as `types` gives them (the compiler's propagated shardings, by variable)."""
+    b = _Builder(traced.wrappers, sharding, types)
     top = _compat.open_jaxpr(traced.jaxpr)
     env: dict = {}
     args = traced.in_args or [""] * len(traced.in_names)
     for v, name, arg in zip(top.invars, traced.in_names, args):
-        env[v] = b.node("input", name, None, detail=(aval_str(v.aval),), arg=arg)
+        env[v] = b.node("input", name, None, detail=(b.label_of(v),), arg=arg)
     names = traced.const_names or [""] * len(top.constvars)
     for v, name in zip(top.constvars, names):
         env[v] = b.node("const", name or "const", None, detail=(aval_str(v.aval),),
@@ -480,11 +505,12 @@ def build(traced: Traced) -> Graph:
     _signatures(b)
     _periods(b)
     for v, name in zip(top.outvars, traced.out_names):
-        out = b.node("output", name, None, detail=(aval_str(v.aval),))
+        out = b.node("output", name, None, detail=(b.type_text(v.aval) if
+                                                   _compat.is_literal(v) else b.label_of(v),))
         if _compat.is_literal(v):
-            b.edge(b.node("const", _literal(v), None), out, aval_str(v.aval))
+            b.edge(b.node("const", _literal(v), None), out, b.type_text(v.aval))
         elif env.get(v) is not None and not _compat.is_literal(env[v]):
-            b.edge(env[v], out, aval_str(v.aval))
+            b.edge(env[v], out, b.label_of(v))
     counts = Counter()
     for n in b.nodes.values():
         if n.kind == "op":
@@ -734,6 +760,17 @@ def opened_at(g: Graph, depth: int | None, expand: Iterable[str] = ()) -> set[in
         if (depth is None or c.level <= depth) or any(e in c.title.lower() for e in expand):
             opened.update(_ancestors(g, c.id))
     return opened
+
+
+def holding(g: Graph, eqns: Iterable[int]) -> set[int]:
+    """The clusters around the nodes that stand for any of `eqns` (a folded series' first
+    call stands for every call's equations)."""
+    eqns = set(eqns)
+    out: set[int] = set()
+    for n in g.nodes.values():
+        if eqns.intersection(n.eqns):
+            out.update(_ancestors(g, n.cluster))
+    return out
 
 
 def collapse(g: Graph, depth: int | None = 0, expand: Iterable[str] = (),

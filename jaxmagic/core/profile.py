@@ -51,6 +51,7 @@ class Measured:
     runs: int
     platform: str
     unjoined: dict[str, float] = field(default_factory=dict)  # instruction → seconds
+    instructions: dict[str, float] = field(default_factory=dict)   # all of them, per call
 
     @property
     def joined_s(self) -> float:
@@ -385,7 +386,8 @@ def measure(traced: Traced, costs: list[EqnCost], budget: float = 3.0,
     seconds, split, unjoined = join(per_instruction, hlo_info, {c.index: c for c in costs}, runs)
     walls.sort()
     return Measured(seconds, split, sum(per_instruction.values()) / runs,
-                    walls[len(walls) // 2], runs, _platform(next(iter(lines))[0]), unjoined)
+                    walls[len(walls) // 2], runs, _platform(next(iter(lines))[0]), unjoined,
+                    {k: v / runs for k, v in per_instruction.items()})
 
 
 def _platform(plane: str) -> str:

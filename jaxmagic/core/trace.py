@@ -141,4 +141,16 @@ def stage_text(traced: Traced, stage: str) -> str:
         size = getattr(mem, f"{field_}_size_in_bytes", None)
         if size is not None:
             lines.append(f"// {field_.replace('_', ' ')} bytes: {size:,}")
-    return "\n".join(lines + [compiled.as_text()])
+    return "\n".join(lines + [program_first(compiled.as_text())])
+
+
+def program_first(hlo: str) -> str:
+    """The HLO text with the program right after its module line: the source-location
+    tables XLA prints first (thousands of characters of notebook-kernel frames) go last."""
+    blocks = hlo.split("\n\n")
+    tables = [b for b in blocks if b.lstrip("\n").startswith(_compat.HLO_FRAME_TABLES)]
+    if not tables:
+        return hlo
+    rest = [b for b in blocks if b not in tables and b.strip()]
+    return "\n\n".join(rest).rstrip() + "\n\n// source locations named by stack_frame_id " \
+        "in the program above\n" + "\n\n".join(t.strip("\n") for t in tables) + "\n"

@@ -11,10 +11,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterator
 
-from ..core.cost import CostRow
+from ..core.cost import CostRow, is_communication
 from ..core.graph import Graph
 from . import html as H
-from .jit import fmt_si, fmt_time
+from .jit import fmt_ibytes, fmt_si, fmt_time
 from .text import visible
 
 # Fill by share, half-decades on a log scale; light enough for dark ink.
@@ -163,11 +163,13 @@ class Costs:
         nodes = self._node_values(g)
         costliest = sorted((i for i in nodes if nodes[i] > 0), key=lambda i: -nodes[i])
         costliest = set(costliest[:TOP_GROUPS])
+        moved = self._moved(g)
         node_overlay = {}
         for i, v in nodes.items():
             share = v / total
             grouped = g.nodes[i].kind in ("call", "group")
-            line = self.label(v, share) if v and (grouped or share >= 0.01) else ""
+            line = self.label(v, share) if v and (grouped or share >= 0.01) else \
+                moved.get(i, "")
             node_overlay[i] = (fill(share), line, i in costliest)
         clusters = {}
         for cid in g.clusters:     # a folded series' nodes hold the equations of every call
@@ -175,6 +177,16 @@ class Costs:
             if v:
                 clusters[cid] = (fill(v / total), self.label(v, v / total), False)
         return {"overlay": node_overlay, "cluster_overlay": clusters}
+
+    def _moved(self, g: Graph) -> dict[int, str]:
+        """"moves 1.0 MiB" for a collective's node unprofiled: it moves data, no flops."""
+        by_index = {r.index: r for r in self.rows}
+        out = {}
+        for n in g.nodes.values():
+            rows = [by_index[e] for e in n.eqns if e in by_index]
+            if rows and all(is_communication(r.primitive) for r in rows):
+                out[n.id] = f"moves {fmt_ibytes(sum(r.bytes for r in rows))}"
+        return out
 
     # ---- text ------------------------------------------------------------------------------
 

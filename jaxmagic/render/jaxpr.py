@@ -68,10 +68,12 @@ class JaxprView:
                  stage_text: str | None = None, depth: int | str | None = "auto",
                  expand: Iterable[str] = (), rankdir: str = "TB", max_nodes: int = 400,
                  layout_timeout: float = 10.0, renderer: str = "auto", png: bool = True,
-                 group: str = "call", costs: Any = None, memory: Any = None):
+                 group: str = "call", costs: Any = None, memory: Any = None,
+                 collectives: Any = None):
         self.full = graph
         self.costs = costs     # render.costs.Costs: --profile / --cost, drawn as an overlay
         self.memory = memory   # render.memory.Memory: --memory, drawn as an overlay
+        self.collectives = collectives   # render.collectives.Collectives: --sharding
         self.func_name = func_name
         self.stage = stage
         self.stage_text = stage_text
@@ -96,7 +98,7 @@ class JaxprView:
                     depth=self.depth, expand=self.expand, rankdir=self.rankdir,
                     max_nodes=self.max_nodes, layout_timeout=self.layout_timeout,
                     renderer=self.renderer, png=self.png, group=self.group,
-                    costs=self.costs, memory=self.memory)
+                    costs=self.costs, memory=self.memory, collectives=self.collectives)
         opts.update(changes)
         return JaxprView(self.full, **opts)
 
@@ -151,14 +153,25 @@ class JaxprView:
         auto = None
         if self.depth != "auto":
             yield self._view(G.opened_at(self._folded, self.depth, self.expand)), None
-        elif self.expand:     # the automatic depth, and the calls named open too
+        elif self.expand or self._collective_groups:
+            # the automatic depth, and open too: the calls named, the groups holding a
+            # collective (a coarser level follows when that does not stay legible)
             auto = self._choose(fit.max_width_pt())
-            named = G.opened_at(self._folded, -1, self.expand)
-            yield self._view(auto[0] | named, auto[1] - named), None
+            named = G.opened_at(self._folded, -1, self.expand) | self._collective_groups
+            if not named <= auto[0]:
+                yield self._view(auto[0] | named, auto[1] - named), None
         auto = auto or self._choose(fit.max_width_pt())
         yield self._view(*auto), self._auto
         yield self._view(*auto, by="function"), None
         yield self._view(*auto, by="phase"), None
+
+    @cached_property
+    def _collective_groups(self) -> set[int]:
+        """The groups around the equations that run collectives (`--sharding`)."""
+        if self.collectives is None:
+            return set()
+        return G.holding(self._folded, (c.equation for c in self.collectives
+                                        if c.equation is not None))
 
     def _title(self, g: G.Graph) -> str:
         return f"{self.func_name} — {G.equations(self.num_equations)}"
@@ -232,6 +245,12 @@ class JaxprView:
 
     def _dot(self, g: G.Graph) -> str:
         overlay = self._overlay.overlay(g) if self._overlay is not None else {}
+        if self.collectives is not None:      # a collective's line joins its node's cost
+            nodes = dict(overlay.get("overlay", {}))
+            for i, (fill, line, _) in self.collectives.overlay(g).items():
+                _, cost, emphasised = nodes.get(i, (fill, "", False))
+                nodes[i] = (fill, " · ".join(x for x in (line, cost) if x), emphasised)
+            overlay["overlay"] = nodes
         return to_dot(g, self.rankdir, self._title(g), **overlay)
 
     # ---- public forms ----------------------------------------------------------------
@@ -259,7 +278,8 @@ class JaxprView:
             return self.stage_text or ""
         d = self._drawn
         head = f"{self._title(d.graph)} ({self._summary(d.graph)})"
-        extra = [x.text() for x in (self.costs, self.memory) if x is not None]
+        extra = [x.text() for x in (self.collectives, self.costs, self.memory)
+                 if x is not None]
         return "\n\n".join(["\n".join([to_text(d.graph, head)] +
                                        [f"note: {n}" for n in d.notes])] + extra)
 
@@ -303,14 +323,16 @@ class JaxprView:
                     f'margin:0;color:{H.INK};background:{H.PANEL}">{H.esc(to_text(d.graph))}</pre>'
                     f'<details><summary>DOT source</summary><pre style="{H.MONO};'
                     f'font-size:11px;color:{H.INK};background:{H.PANEL}">{H.esc(d.dot)}</pre></details>')
-        if self._overlay is not None:
-            # the legend and tables beside the picture, below it when the picture needs
-            # the cell's width to stay legible
+        side = "".join(x for x in (
+            self.collectives.side_html() if self.collectives is not None else "",
+            self._overlay.side_html(d.graph) if self._overlay is not None else "") if x)
+        if side:
+            # the tables beside the picture, below it when the picture needs the cell's
+            # width to stay legible
             natural = (_svg_width(d.svg) if d.svg is not None else None) or 480
             body = (f'<div style="display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start">'
                     f'<div style="flex:1 1 {min(natural, 1100):.0f}px;min-width:0">{body}</div>'
-                    f'<div style="flex:0 1 440px;min-width:300px">'
-                    f'{self._overlay.side_html(d.graph)}</div></div>')
+                    f'<div style="flex:0 1 440px;min-width:300px">{side}</div></div>')
         bundle = {"text/plain": visible(self.text()), "text/html": H.panel(body, title, note)}
         if d.png is not None:
             bundle["image/png"] = d.png

@@ -56,6 +56,17 @@ def fmt_bytes(n: float | None) -> str:
     return f"{n:.0f} B"
 
 
+def fmt_ibytes(n: float | None) -> str:
+    """Bytes in binary units, as array sizes are counted: 2 MiB is a 512×1024 f32."""
+    if n is None:
+        return "—"
+    n = float(n)
+    for unit, scale in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n:.0f} B"
+
+
 def fmt_diff(x: float | None) -> str:
     if x is None:
         return "—"

@@ -86,6 +86,24 @@ def memory_target(p: str):
     return f, {p: {p: jnp.ones((64, 64))}}
 
 
+def sharding_target(p: str):
+    """(f, d) for `%jaxpr --sharding f(d[p])`: a matmul under a scope p whose weight, under
+    key p, is sharded so the partitioner gathers it at its use: the collectives table and
+    the graph name the input, the line and the group."""
+    devices = np.array(jax.devices()[:8]).reshape(2, 4)
+    mesh = Mesh(devices, ("data", "model"))
+    scope = p or "-"
+
+    def f(t):
+        with jax.named_scope(scope):
+            return {p: t["x"] @ t[p]}
+
+    rename(f, p)
+    x = jax.device_put(jnp.ones((64, 32)), NamedSharding(mesh, P("data", None)))
+    w = jax.device_put(jnp.ones((32, 256)), NamedSharding(mesh, P(("data", "model"), None)))
+    return f, {p: {"x": x, p: w}}
+
+
 def impure_target(p: str):
     """(g, d) for `%jit_compare g(d[p])`: eager and jit differ (a NumPy random number is
     baked into the trace), so the differing output leaf `out[p]` is named."""

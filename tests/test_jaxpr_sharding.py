@@ -1,0 +1,233 @@
+"""`%jaxpr --sharding`: shardings on edges and the compiled program's collectives joined to
+the user's lines, on real JAX over 8 CPU devices (2×4 and 8-device meshes)."""
+import inspect
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import pytest
+from conftest import run
+from jax.sharding import AxisType, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+import jaxmagic
+from jaxmagic import _compat
+from jaxmagic.core import propagation
+from jaxmagic.core.analysis import analyze
+from jaxmagic.core.target import BoundCall
+from jaxmagic.core.trace import trace
+
+shard_map = getattr(jax, "shard_map", None) or \
+    __import__("jax.experimental.shard_map", fromlist=["shard_map"]).shard_map
+
+
+def mesh(kind=AxisType.Auto):
+    return jax.make_mesh((2, 4), ("data", "model"), axis_types=(kind, kind))
+
+
+def put(m, shape, spec):
+    return jax.device_put(jnp.ones(shape), NamedSharding(m, spec))
+
+
+def mlp(x, w1, w2):
+    h = jax.nn.relu(x @ w1)
+    return h @ w2
+
+
+def line_of(f, text):
+    src, start = inspect.getsourcelines(f)
+    return start + next(i for i, s in enumerate(src) if text in s)
+
+
+def mlp_args(w1_spec=P(None, "model")):
+    m = mesh()
+    return put(m, (256, 512), P("data", None)), put(m, (512, 1024), w1_spec), \
+        put(m, (1024, 512), P("model", None))
+
+
+def test_mlp_all_reduce_over_model_at_the_second_matmul():
+    view = jaxmagic.trace(mlp, *mlp_args(), sharding=True)
+    (c,) = view.collectives
+    assert (c.kind, c.axes, c.origin, c.primitive) == \
+        ("all-reduce", ("model",), "inserted", "dot_general")
+    assert c.bytes == 128 * 512 * 4          # the [256@data,512] result's shard, per device
+    assert c.where == f"mlp:{line_of(mlp, 'h @ w2')}" and c.group_size == 4
+    assert view.collectives.records()[0]["axes"] == ("model",)
+    labels = {e.label for e in view.full.edges}
+    # the compiler's choice for the hidden layer, as JAX prints an Explicit type
+    assert "f32[256@data,1024@model]" in labels and "f32[256@data,512]" in labels
+
+
+def test_its_gradient_adds_the_all_reduce_over_data():
+    grad = jax.grad(lambda x, w1, w2: mlp(x, w1, w2).sum(), argnums=(1, 2))
+    view = jaxmagic.trace(grad, *mlp_args(), sharding=True)
+    over_data = [c for c in view.collectives if c.kind == "all-reduce" and c.axes == ("data",)]
+    # one per weight gradient: XLA combines them into one instruction, split back here
+    assert len(over_data) == 2 and {c.bytes for c in over_data} == {512 * 1024 * 4 // 4}
+    assert all(c.primitive == "dot_general" and not c.written for c in over_data)
+    assert len({c.equation for c in over_data}) == 2
+
+
+def test_a_badly_sharded_weight_is_gathered_at_its_first_use():
+    view = jaxmagic.trace(mlp, *mlp_args(P(("data", "model"), None)), sharding=True)
+    top = view.collectives[0]                # sorted by bytes
+    assert (top.kind, top.argument, top.bytes) == ("all-gather", 1, 2 * 2 ** 20)
+    assert top.where == f"mlp:{line_of(mlp, 'relu(x @ w1)')}"
+    assert "all-gather of arg1" in view.collectives.text()
+    assert "all-gather of arg1 over data,model · 2 MiB" in view.dot()
+    (w1,) = [n for n in view.graph.nodes.values() if n.title == "arg1"]
+    assert f'all-gather at mlp:{line_of(mlp, "relu(x @ w1)")} · 2 MiB' in \
+        next(ln for ln in view.dot().splitlines() if ln.lstrip().startswith(f"n{w1.id} "))
+
+
+def test_explicit_types_agree_with_the_compilers_dump():
+    """Every value's sharding in the jaxpr (Explicit mesh) is what the compiled program
+    holds: the dump after propagation, parsed in the form this release writes."""
+    m = mesh(AxisType.Explicit)
+    x, w1 = put(m, (256, 512), P("data", None)), put(m, (512, 1024), P(None, "model"))
+
+    def f(x, w1):
+        return jnp.sin(x @ w1).T * 2
+
+    t = trace(BoundCall(f, (x, w1), {}, ["x", "w1"], {}, "f(x, w1)"))
+    a = analyze(t)
+    from_dump = propagation.value_types(a, t, ("data", "model"), (2, 4), typed_too=True)
+    eqns = _compat.open_jaxpr(t.jaxpr).eqns
+    outs = [v for e in eqns for v in e.outvars]
+    assert len(from_dump) == len(outs) == 4
+    for v in outs:
+        assert from_dump[v] == _compat.typed_aval_str(v.aval), v
+    assert _compat.typed_aval_str(outs[-1].aval) == "f32[1024@model,256@data]"
+    view = jaxmagic.trace(f, x, w1, sharding=True)
+    assert "f32[1024@model,256@data]" in {e.label for e in view.full.edges}
+    assert len(view.collectives) == 0 and "sends nothing" in view.collectives.headline()
+
+
+def smap(m):
+    @partial(shard_map, mesh=m, in_specs=(P("i"), P()), out_specs=P("i"))
+    def step(a, b):
+        s = jax.lax.psum(a * b, "i")
+        r = jax.lax.psum_scatter(s, "i", tiled=True)
+        g = jax.lax.all_gather(r, "i", tiled=True)
+        return jax.lax.ppermute(g, "i", [(k, (k + 1) % 8) for k in range(8)])
+    return step
+
+
+def test_shard_map_collectives_are_the_users_by_the_names_they_called():
+    m = jax.make_mesh((8,), ("i",), axis_types=(AxisType.Auto,))
+    f, args = smap(m), (jnp.ones((64, 4)), jnp.ones((8, 4)))
+    view = jaxmagic.trace(f, *args, sharding=True)
+    prims = {c.primitive: c for c in view.collectives}
+    assert set(prims) == {"psum", "psum_scatter", "all_gather", "ppermute"}
+    assert {c.kind for c in view.collectives} == \
+        {"all-reduce", "reduce-scatter", "all-gather", "collective-permute"}
+    assert all(c.written and c.axes == ("i",) for c in view.collectives)
+    assert prims["psum"].bytes == 8 * 4 * 4 and prims["psum"].group == "shard_map"
+    ops = [n for n in view.full.nodes.values() if n.kind == "op"]
+    cast = "pcast" if hasattr(jax.lax, "pcast") else "pvary"
+    assert [n.title for n in ops if n.collective] == \
+        ["psum", "psum_scatter", "all_gather", "ppermute"]
+    assert [n.title for n in ops if n.primitive == "pvary"] == [cast, cast]
+    # the varying types as jax.make_jaxpr prints them on this release
+    printed = str(jax.make_jaxpr(f)(*args))
+    typed = [e.label for e in view.full.edges if "{" in e.label]
+    assert typed and all(t in printed for t in typed), (typed, printed)
+
+
+def test_cost_counts_bytes_moved_not_flops():
+    m = jax.make_mesh((8,), ("i",), axis_types=(AxisType.Auto,))
+    view = jaxmagic.profile(smap(m), jnp.ones((64, 4)), jnp.ones((8, 4)), measure=False)
+    rows = {r.primitive: r for r in view.costs}
+    assert rows["psum_invariant" if "psum_invariant" in rows else "psum"].flops == 0
+    assert rows["all_gather"].flops == 0 and rows["all_gather"].bytes == 8 * 4 * 4
+    assert "moves 128 B" in view.dot()
+
+
+def test_one_device_sends_nothing():
+    view = jaxmagic.trace(lambda x: jnp.sin(x) @ x, jnp.ones((4, 4)), sharding=True)
+    assert len(view.collectives) == 0 and "on 1 device sends nothing" in \
+        view.collectives.text()
+
+
+def test_magic_draws_the_table_beside_the_picture(ip):
+    ip.user_ns.update(mlp=mlp, x=mlp_args()[0], w1=mlp_args()[1], w2=mlp_args()[2])
+    _, cap = run(ip, "%jaxpr --sharding mlp(x, w1, w2)")
+    (out,) = cap.outputs
+    html = out.data["text/html"]
+    assert "<table" in html and "all-reduce" in html and "256 KiB" in html
+    assert "<img" in html and "inserted" in html
+    assert "collectives of mlp" in out.data["text/plain"]
+    view = ip.run_line_magic("jaxpr", "--sharding -o mlp(x, w1, w2)")
+    assert view.collectives[0].axes == ("model",)
+
+
+def test_help_names_the_option(ip):
+    from jaxmagic.magics import JaxMagic
+
+    assert "--sharding" in JaxMagic.jaxpr.__doc__ and "collective" in JaxMagic.jaxpr.__doc__
+
+
+def test_groups_of_devices_map_to_mesh_axes():
+    from jaxmagic.core import hlo
+
+    names, sizes = ("data", "model"), (2, 4)
+    for text, axes in [("[2,4]<=[8]", ("model",)), ("[4,2]<=[2,4]T(1,0)", ("data",)),
+                       ("{{0,1,2,3},{4,5,6,7}}", ("model",)), ("{{0,4},{1,5},{2,6},{3,7}}",
+                                                                ("data",)),
+                       ("[1,8]<=[8]", ("data", "model")), ("{}", ("data", "model"))]:
+        assert hlo.axes_of_groups(hlo.device_groups(text), names, sizes) == axes, text
+    # written against the mesh, its axes named by position (seen on 0.10.2)
+    for attrs, axes in [
+            ("channel_id=7, replica_groups=mesh['axis_0'=2,'axis_1'=4] {'axis_1'}, x=1",
+             ("model",)),
+            ("replica_groups=mesh['axis_0'=8,'axis_1'=1] {'axis_0'}", ("data", "model")),
+            ("replica_groups=mesh['data'=2,'model'=4] {'data'}", ("data",))]:
+        assert hlo.axes_of_groups(hlo.mesh_groups(attrs), names, sizes) == axes, attrs
+    for text, spec in [("{devices=[2,4]<=[8]}", (("data",), ("model",))),
+                       ("{devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}",
+                        (("model",), ())),
+                       ("{devices=[8,1]<=[8]}", (("data", "model"), ())),
+                       ("{mesh['data'=2,'model'=4], [{'data'}, {}]}", (("data",), ())),
+                       ("{replicated}", ())]:
+        assert propagation.spec_of(text, names, sizes) == spec, text
+
+
+def test_stage_compiled_starts_with_the_program(ip):
+    ip.user_ns.update(mlp=mlp, x=mlp_args()[0], w1=mlp_args()[1], w2=mlp_args()[2])
+    text = ip.run_line_magic("jaxpr", "--stage compiled -o mlp(x, w1, w2)").text()
+    body = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("//")]
+    assert body[0].startswith("HloModule ")
+    assert body[1].startswith(("%", "ENTRY")), body[1]      # a computation, not a table
+    first = text.index("all-reduce(")
+    tables = [text.find(t) for t in _compat.HLO_FRAME_TABLES if t + "\n" in text]
+    assert all(first < t for t in tables)     # the frame tables, where a release has them
+
+
+@pytest.mark.slow
+def test_profile_charges_measured_time_to_the_collective(ip):
+    ip.user_ns.update(mlp=mlp, x=mlp_args()[0], w1=mlp_args()[1], w2=mlp_args()[2])
+    view = ip.run_line_magic("jaxpr", "--sharding --profile -o mlp(x, w1, w2)")
+    assert view.costs.profiled, view.costs.notes
+    (c,) = view.collectives
+    assert c.seconds is not None and 0 < c.seconds <= view.costs.total_s
+    assert "bytes/device · time" in view.collectives.text()
+
+
+def test_a_sharding_constraint_shows_what_it_forced():
+    """Auto mesh: the compiler propagates the constraint back to `sin`; the reshard of
+    the argument is charged there, and every value carries the constraint's sharding."""
+    m = jax.make_mesh((2, 4), ("X", "Y"), axis_types=(AxisType.Auto,) * 2)
+    x = put(m, (32, 64), P("X", "Y"))
+
+    def constrained(x):
+        y = jnp.sin(x)
+        z = jax.lax.with_sharding_constraint(y, NamedSharding(m, P("Y", None)))
+        return z.T * 2
+
+    view = jaxmagic.trace(constrained, x, sharding=True)
+    ops = {n.primitive: n for n in view.full.nodes.values() if n.kind == "op"}
+    assert ops["sharding_constraint"].detail[-1] == "→ f32[32@Y,64]"
+    assert ops["transpose"].detail[-1] == "→ f32[64,32@Y]"
+    moved = [c for c in view.collectives if c.argument == 0]
+    assert moved and all(c.where == f"constrained:{line_of(constrained, 'sin')}"
+                         and not c.written for c in moved)
