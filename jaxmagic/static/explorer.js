@@ -44,7 +44,8 @@ function items(svg) {
 function details(panel, row) {
   panel.replaceChildren();
   panel.append(h("div", `font-weight:600;color:${INK}`, row.title));
-  const kind = row.kind + (row.equations > 1 ? ` · ${row.equations} equations` : "");
+  const counted = row.detail.some((d) => d.endsWith(" equations"));
+  const kind = row.kind + (row.equations > 1 && !counted ? ` · ${row.equations} equations` : "");
   panel.append(h("div", `color:${MUTED}`, kind));
   for (const d of row.detail) panel.append(h("div", `color:${INK}`, d));
   if (row.inputs.length) panel.append(h("div", `color:${INK}`, "in: " + row.inputs.join(", ")));
@@ -102,13 +103,20 @@ function render({ model, el }) {
     svg.setAttribute("height", `${natural.h * scale}px`);
   }
   function fitWidth() {
+    if (!natural) return;
     const room = (view.clientWidth || 940) - 4;
     scale = Math.min(1, room / natural.w);
     size();
   }
+  // the cell's width is known only once the output is on the page: fit then, until the
+  // person zooms
+  let zoomed = false;
+  const watch = new ResizeObserver(() => { if (!zoomed && view.clientWidth) fitWidth(); });
+  watch.observe(view);
 
   function draw() {
     const fresh = parseSvg(model.get("svg") || "");
+    panel.style.display = "none";     // what it described may be gone
     view.replaceChildren();
     if (!fresh) { status.textContent = "no picture"; return; }
     svg = fresh;
@@ -132,7 +140,7 @@ function render({ model, el }) {
       }
     }
     view.append(svg);
-    if (scale === null) fitWidth(); else size();
+    if (scale === null || !zoomed) fitWidth(); else size();
     const first = view.querySelector(".jaxmagic-match");
     if (first) first.scrollIntoView({ block: "nearest", inline: "nearest" });
   }
@@ -189,11 +197,12 @@ function render({ model, el }) {
     if (!ev.ctrlKey || !svg) return;
     ev.preventDefault();
     scale = Math.min(4, Math.max(0.1, scale * (ev.deltaY < 0 ? 1.15 : 1 / 1.15)));
+    zoomed = true;
     size();
   }, { passive: false });
-  zin.addEventListener("click", () => { scale = Math.min(4, scale * 1.25); size(); });
-  out.addEventListener("click", () => { scale = Math.max(0.1, scale / 1.25); size(); });
-  fit.addEventListener("click", fitWidth);
+  zin.addEventListener("click", () => { zoomed = true; scale = Math.min(4, scale * 1.25); size(); });
+  out.addEventListener("click", () => { zoomed = true; scale = Math.max(0.1, scale / 1.25); size(); });
+  fit.addEventListener("click", () => { zoomed = false; fitWidth(); });
   search.addEventListener("keydown", (ev) => {
     if (ev.key !== "Enter") return;
     status.textContent = "searching…";
@@ -225,6 +234,7 @@ function render({ model, el }) {
   draw();
   update();
   return () => {
+    watch.disconnect();
     window.removeEventListener("mousemove", pan);
     window.removeEventListener("mouseup", release);
   };
