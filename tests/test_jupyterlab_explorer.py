@@ -33,6 +33,10 @@ def model(params, x):
 params = [{'w1': jnp.ones((16, 16)) * 0.1, 'w2': jnp.ones((16, 16)) * 0.1}] * 6
 x = jnp.ones((8, 16))"""
 CELL = "%jaxpr jax.grad(model)(params, x)"
+EVIL = """\
+evil = {'<img src=x onerror=alert(1)>': jnp.ones(3)}
+def f(d):
+    return jnp.sin(d['<img src=x onerror=alert(1)>'])"""
 
 
 def shot(page, name):
@@ -41,8 +45,8 @@ def shot(page, name):
         page.screenshot(path=os.path.join(where, f"explorer.{name}.png"))
 
 
-def nodes(page) -> int:
-    return page.locator(".jaxmagic-view g.node").count()
+def nodes(explorer) -> int:
+    return explorer.locator(".jaxmagic-view g.node").count()
 
 
 def run_all(page):
@@ -64,26 +68,30 @@ def run_all(page):
 
 def test_explorer_in_jupyterlab(lab, lab_browser, tmp_path):  # noqa: F811
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(SETUP), nbformat.v4.new_code_cell(CELL)]
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in (SETUP, CELL, EVIL, "%jaxpr f(evil)")]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
     nbformat.write(nb, lab.root / "explore.ipynb")
     page = lab_browser.new_page()
     console = []
     page.on("console", lambda m: console.append(f"{m.type}: {m.text}"))
+    dialogs = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     try:
         page.goto(f"{lab.base}/lab/tree/explore.ipynb?reset", wait_until="domcontentloaded")
         page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
         page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
                                state="attached", timeout=60_000)
         run_all(page)
-        page.wait_for_selector(".jaxmagic-explorer .jaxmagic-view svg", timeout=120_000)
-        assert "%jaxpr --depth " in page.locator(".jaxmagic-magic").inner_text()
+        page.wait_for_function("document.querySelectorAll('.jaxmagic-explorer svg').length"
+                               " == 2", timeout=120_000)
+        ex = page.locator(".jaxmagic-explorer").first
+        assert "%jaxpr --depth " in ex.locator(".jaxmagic-magic").inner_text()
 
         # hover: the details of an equation, as text
-        op = page.locator(".jaxmagic-view g.node", has_text="broadcast_in_dim").first
+        op = ex.locator(".jaxmagic-view g.node", has_text="broadcast_in_dim").first
         op.hover()
-        details = page.locator(".jaxmagic-details")
+        details = ex.locator(".jaxmagic-details")
         details.wait_for(state="visible", timeout=5_000)
         text = details.inner_text()
         assert "broadcast_in_dim" in text and "out: f32[8,16]" in text, text
@@ -91,27 +99,37 @@ def test_explorer_in_jupyterlab(lab, lab_browser, tmp_path):  # noqa: F811
         shot(page, "hover")
 
         # click a folded series: the kernel lays out its inside
-        before = nodes(page)
-        series = page.locator(".jaxmagic-view g.node",
-                              has_text=re.compile(r"×\d+[\s\S]*equations")).first
+        before = nodes(ex)
+        series = ex.locator(".jaxmagic-view g.node",
+                            has_text=re.compile(r"×\d+[\s\S]*equations")).first
         name = series.locator("text").first.text_content()
         series.click()
-        page.wait_for_function(f"document.querySelectorAll('.jaxmagic-view g.node').length"
-                               f" > {before}", timeout=30_000)
-        assert page.locator(".jaxmagic-view g.cluster", has_text=name).count() >= 1
-        assert "opened" in page.locator(".jaxmagic-status").inner_text()
+        page.wait_for_function("document.querySelector('.jaxmagic-explorer')"
+                               f".querySelectorAll('g.node').length > {before}",
+                               timeout=30_000)
+        assert ex.locator(".jaxmagic-view g.cluster", has_text=name).count() >= 1
+        assert "opened" in ex.locator(".jaxmagic-status").inner_text()
         shot(page, "open")
 
         # search a line: its nodes marked, their groups opened
-        page.locator(".jaxmagic-search").fill("block:5")
-        page.locator(".jaxmagic-search").press("Enter")
-        page.wait_for_selector(".jaxmagic-view .jaxmagic-match", timeout=30_000)
-        status = page.locator(".jaxmagic-status").inner_text()
+        ex.locator(".jaxmagic-search").fill("block:5")
+        ex.locator(".jaxmagic-search").press("Enter")
+        ex.locator(".jaxmagic-view .jaxmagic-match").first.wait_for(timeout=30_000)
+        status = ex.locator(".jaxmagic-status").inner_text()
         assert "match" in status and "block:5" in status, status
-        marked = page.locator(".jaxmagic-view .jaxmagic-match")
+        marked = ex.locator(".jaxmagic-view .jaxmagic-match")
         marked.first.hover()
         assert "block:5" in details.inner_text()
         shot(page, "search")
+
+        # a name from user code reaches the page as text, never as markup
+        evil = page.locator(".jaxmagic-explorer").nth(1).locator("g.node",
+                                                                 has_text="onerror").first
+        evil.hover()
+        details = page.locator(".jaxmagic-details").nth(1)
+        details.wait_for(state="visible", timeout=5_000)
+        assert "evil['<img src=x onerror=alert(1)>']" in details.inner_text()
+        assert page.locator(".jaxmagic-explorer img").count() == 0 and not dialogs
 
         page.keyboard.press("Control+s")
         page.wait_for_timeout(1500)
