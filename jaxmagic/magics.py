@@ -95,12 +95,12 @@ def widget_frontend(shell) -> str | None:
 def _static_command(args, expr: str, cell: str | None) -> str:
     """The `%jaxpr` line with the user's options but `--depth`/`--expand`, whose place
     `{options}` the explorer fills with the view it shows."""
-    keep = [f"--rankdir {args.rankdir}"] if args.rankdir != "TB" else []
-    keep += [f"--group {args.group}"] if args.group != "call" else []
-    keep += [f"--static-argnums {shlex.quote(args.static_argnums)}"] if args.static_argnums else []
-    keep += [f"--static-argnames {shlex.quote(args.static_argnames)}"] if args.static_argnames else []
-    keep += ["--cost"] if args.cost else []
-    keep += ["--profile"] if args.profile else []
+    given = [("--rankdir", args.rankdir if args.rankdir != "TB" else None),
+             ("--group", args.group if args.group != "call" else None),
+             ("--static-argnums", args.static_argnums),
+             ("--static-argnames", args.static_argnames)]
+    keep = [f"{opt} {shlex.quote(value)}" for opt, value in given if value]
+    keep += ["--cost"] * args.cost + ["--profile"] * args.profile
     options = " ".join(["{options}"] + keep)
     return f"%%jaxpr {options}" if cell is not None else f"%jaxpr {options} {expr.strip()}"
 

@@ -154,3 +154,24 @@ def test_help_names_the_explorer_setting(ip):
     from jaxmagic.magics import JaxMagic
 
     assert "widgets" in JaxMagic.class_traits()["explorer"].help
+
+
+def test_copy_keeps_the_other_options(ip, grad_view):
+    """The line keeps what else the user asked for; a quoted name is one value."""
+    from jaxmagic.magics import _static_command, parse_options
+
+    magic = ip.magics_manager.registry["JaxMagic"]
+    args, expr = parse_options(magic.jaxpr, "--rankdir LR --expand 'block ×4' "
+                                            "--cost jax.grad(model)(params, x)")
+    assert args.expand == ["block ×4"] and expr == "jax.grad(model)(params, x)"
+    assert _static_command(args, expr, None) == \
+        "%jaxpr {options} --rankdir LR --cost jax.grad(model)(params, x)"
+    assert _static_command(args, expr, "cell") == "%%jaxpr {options} --rankdir LR --cost"
+    view = ip.run_line_magic("jaxpr", "-o --expand 'block ×4' jax.grad(model)(params, x)")
+    assert any(c.title == "block ×4" for c in view.graph.clusters.values())
+
+
+def test_group_by_line_has_nothing_to_click_open(ip, grad_view):
+    view = ip.run_line_magic("jaxpr", "-o --group line jax.grad(model)(params, x)")
+    w = JaxprExplorer(view)
+    assert not any(r["click"] == "lines" for r in w.table.values())

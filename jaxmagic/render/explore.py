@@ -179,7 +179,8 @@ class Exploration:
         magic, caveat = self.options()
         hl = [f"n{n.id}" for n in g.nodes.values()
               if self.highlight.intersection(n.eqns) or n.title in self.found]
-        return Frame(self._svgs[dot].decode(), hover_table(g, self.folded), magic, caveat,
+        table = hover_table(g, self.folded, self.by_line)
+        return Frame(self._svgs[dot].decode(), table, magic, caveat,
                      status, hl, seconds)
 
 
@@ -203,7 +204,7 @@ def _matches(g: G.Graph, query: str) -> tuple[list[G.Node], list[G.Cluster]]:
     return nodes, clusters
 
 
-def hover_table(g: G.Graph, folded: G.Graph) -> dict:
+def hover_table(g: G.Graph, folded: G.Graph, by_line: set[int]) -> dict:
     """What hovering shows, by SVG title: a node's title, kind, details, location, source
     line (with the library frame), input and output shapes, and what a click does."""
     ins: dict[int, list[str]] = {}
@@ -215,7 +216,7 @@ def hover_table(g: G.Graph, folded: G.Graph) -> dict:
     table = {}
     for n in g.nodes.values():
         click = "open" if n.kind == "call" and n.group is not None else \
-            "lines" if n.kind == "group" and n.cluster in g.clusters else ""
+            "lines" if n.kind == "group" and n.cluster in by_line else ""
         table[f"n{n.id}"] = {
             "title": n.title, "kind": n.primitive or n.kind, "detail": list(n.detail),
             "where": n.where, "source": n.source, "inputs": _distinct(ins.get(n.id, [])),
