@@ -17,6 +17,7 @@ from ..core import graph as G
 from . import layout
 
 SEARCH_OPENS = 20      # matches whose groups a search opens; the rest are only counted
+KEPT_LAYOUTS = 16      # views whose SVG is kept, so closing what was opened is instant
 
 
 @dataclass
@@ -173,6 +174,8 @@ class Exploration:
         dot = self.view._dot(g)
         start = time.perf_counter()
         if dot not in self._svgs:
+            if len(self._svgs) >= KEPT_LAYOUTS:     # the oldest first
+                del self._svgs[next(iter(self._svgs))]
             self._svgs[dot] = layout.render(dot, self.view.layout_timeout,
                                             self.view.renderer, png=False).svg
         seconds = time.perf_counter() - start

@@ -128,7 +128,10 @@ function render({ model, el }) {
       const row = table[key];
       if (!row) continue;
       g.dataset.key = key;
-      if (row.click) g.style.cursor = "pointer";
+      if (row.click) {
+        g.dataset.click = row.click;
+        g.style.cursor = "pointer";
+      }
     }
     for (const key of model.get("highlight") || []) {
       const g = index.get(key);
