@@ -32,6 +32,7 @@ class JaxprExplorer(anywidget.AnyWidget):
     caveat = t.Unicode("").tag(sync=True)
     status = t.Unicode("").tag(sync=True)
     seconds = t.Float(0.0).tag(sync=True)
+    answered = t.Int(0).tag(sync=True)     # messages answered: the page stops waiting
 
     def __init__(self, view, command: str = "%jaxpr {options}", **kwargs) -> None:
         super().__init__(**kwargs)
@@ -60,6 +61,7 @@ class JaxprExplorer(anywidget.AnyWidget):
         except (layout.LayoutTimeout, layout.NoRenderer, RuntimeError) as e:
             x.opened, x.by_line, x.highlight, x.found, x.graph = before
             self.status = f"{e}; the picture is unchanged"
+        self.answered += 1
 
     def _show(self, frame) -> None:
         with self.hold_sync():

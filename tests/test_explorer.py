@@ -175,3 +175,33 @@ def test_group_by_line_has_nothing_to_click_open(ip, grad_view):
     view = ip.run_line_magic("jaxpr", "-o --group line jax.grad(model)(params, x)")
     w = JaxprExplorer(view)
     assert not any(r["click"] == "lines" for r in w.table.values())
+
+
+@pytest.mark.slow
+def test_offered_in_a_kernel_a_notebook_server_started(tmp_path):
+    """A real kernel: started for a Jupyter server session (JupyterLab, Notebook 7) it
+    shows the explorer with the static picture beside it, and `%config JaxMagic.explorer
+    = False` the static picture alone; started by nbclient (papermill, CI), the static
+    picture alone, as nbconvert must draw it."""
+    import os
+    from pathlib import Path
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    root = Path(__file__).parents[1]
+    cells = ["%load_ext jaxmagic\nimport jax.numpy as jnp\ndef f(x):\n    return jnp.sin(x)",
+             "%jaxpr f(jnp.ones(3))",
+             "%config JaxMagic.explorer = False\n%jaxpr f(jnp.ones(3))"]
+    shown = {}
+    for name, extra in [("session", {"JPY_SESSION_NAME": str(tmp_path / "x.ipynb")}),
+                        ("nbclient", {})]:
+        env = {k: v for k, v in os.environ.items() if k != "JPY_SESSION_NAME"}
+        env.update(extra, PYTHONPATH=os.pathsep.join([str(root), env.get("PYTHONPATH", "")]))
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+        NotebookClient(nb, timeout=120, kernel_name="python3").execute(env=env)
+        shown[name] = [sorted(o["data"]) for c in nb.cells[1:] for o in c.outputs
+                       if o["output_type"] == "display_data"]
+    static = ["image/png", "text/html", "text/plain"]
+    assert shown["session"] == [sorted(static + [WIDGET]), static]
+    assert shown["nbclient"] == [static, static]

@@ -148,7 +148,19 @@ function render({ model, el }) {
     if (first) first.scrollIntoView({ block: "nearest", inline: "nearest" });
   }
 
+  // a saved widget state shown without its kernel answers no click: say so
+  let waiting = null;
+  function ask(message, doing) {
+    status.textContent = doing;
+    clearTimeout(waiting);
+    waiting = setTimeout(() => {
+      status.textContent = "no answer from the kernel: re-run the cell to explore";
+    }, 15000);
+    model.send(message);
+  }
+
   function update() {
+    clearTimeout(waiting);
     const caveat = model.get("caveat");
     magic.textContent = (caveat ? "≈ " : "") + model.get("magic");
     magic.title = model.get("magic") + (caveat ? `\n≈ this line ${caveat}` : "");
@@ -193,8 +205,7 @@ function render({ model, el }) {
     const key = keyOf(ev.target);
     const row = key && (model.get("table") || {})[key];
     if (!row || !row.click) return;
-    status.textContent = "laying out…";
-    model.send({ type: "toggle", key });
+    ask({ type: "toggle", key }, "laying out…");
   });
   view.addEventListener("wheel", (ev) => {
     if (!ev.ctrlKey || !svg) return;
@@ -208,8 +219,7 @@ function render({ model, el }) {
   fit.addEventListener("click", () => { zoomed = false; fitWidth(); });
   search.addEventListener("keydown", (ev) => {
     if (ev.key !== "Enter") return;
-    status.textContent = "searching…";
-    model.send({ type: "search", query: search.value });
+    ask({ type: "search", query: search.value }, "searching…");
   });
   copy.addEventListener("click", async () => {
     const text = model.get("magic");
@@ -233,10 +243,11 @@ function render({ model, el }) {
     pending = true;
     queueMicrotask(() => { pending = false; draw(); update(); });
   };
-  for (const name of ["svg", "highlight", "status", "magic", "caveat"]) model.on(`change:${name}`, redraw);
+  for (const name of ["svg", "highlight", "status", "magic", "caveat", "answered"]) model.on(`change:${name}`, redraw);
   draw();
   update();
   return () => {
+    clearTimeout(waiting);
     watch.disconnect();
     window.removeEventListener("mousemove", pan);
     window.removeEventListener("mouseup", release);
