@@ -48,6 +48,8 @@ class JaxprExplorer(anywidget.AnyWidget):
         if not isinstance(content, dict):
             return
         kind = content.get("type")
+        if content.get("seen", self.answered) != self.answered:
+            return      # sent from a picture since replaced (a quick second click)
         x = self.exploration
         before = (set(x.opened), set(x.by_line), set(x.highlight), set(x.found), x.graph)
         try:

@@ -52,6 +52,16 @@ def test_clicking_a_folded_series_draws_its_inside(grad_view):
     assert "<svg" in w.svg and name.split(" ")[0] in w.svg
 
 
+def test_a_click_on_a_replaced_picture_is_ignored(grad_view):
+    w = JaxprExplorer(grad_view)
+    closed = [k for k, row in w.table.items() if row["click"] == "open"]
+    seen = w.answered
+    w._on_message(w, {"type": "toggle", "key": closed[0], "seen": seen}, [])
+    table = dict(w.table)
+    w._on_message(w, {"type": "toggle", "key": closed[-1], "seen": seen}, [])
+    assert w.table == table and w.answered == seen + 1
+
+
 def test_clicking_an_open_group_closes_it(grad_view):
     w = JaxprExplorer(grad_view)
     open_ = [k for k, row in w.table.items() if row["click"] == "close"]

@@ -156,7 +156,7 @@ function render({ model, el }) {
     waiting = setTimeout(() => {
       status.textContent = "no answer from the kernel: re-run the cell to explore";
     }, 15000);
-    model.send(message);
+    model.send({ ...message, seen: model.get("answered") });
   }
 
   function update() {
@@ -236,14 +236,20 @@ function render({ model, el }) {
     }
   });
 
-  // one message changes several traits: draw once for all of them
-  let pending = false;
-  const redraw = () => {
-    if (pending) return;
-    pending = true;
-    queueMicrotask(() => { pending = false; draw(); update(); });
+  // one message changes several traits: draw once for all of them, and only when the
+  // picture changed (a redraw would lose the person's pan)
+  let pending = null;
+  const later = (picture) => () => {
+    if (pending === null) {
+      pending = false;
+      queueMicrotask(() => { if (pending) draw(); pending = null; update(); });
+    }
+    pending = pending || picture;
   };
-  for (const name of ["svg", "highlight", "status", "magic", "caveat", "answered"]) model.on(`change:${name}`, redraw);
+  for (const name of ["svg", "highlight"]) model.on(`change:${name}`, later(true));
+  for (const name of ["status", "magic", "caveat", "answered"]) {
+    model.on(`change:${name}`, later(false));
+  }
   draw();
   update();
   return () => {
