@@ -179,9 +179,12 @@ function render({ model, el }) {
     if (!row) { panel.style.display = "none"; return; }
     details(panel, row);
     const box = root.getBoundingClientRect();
-    panel.style.left = `${Math.min(ev.clientX - box.left + 14, Math.max(0, box.width - 300))}px`;
-    panel.style.top = `${ev.clientY - box.top + 14}px`;
     panel.style.display = "block";
+    // beside the pointer, inside the output (JupyterLab clips what sticks out of it)
+    const x = ev.clientX - box.left, y = ev.clientY - box.top;
+    const w = panel.offsetWidth, ht = panel.offsetHeight;
+    panel.style.left = `${Math.max(0, Math.min(x + 14, box.width - w - 4))}px`;
+    panel.style.top = `${y + 14 + ht <= box.height ? y + 14 : Math.max(0, y - ht - 14)}px`;
   });
   view.addEventListener("mouseleave", () => { panel.style.display = "none"; });
 
