@@ -6,6 +6,9 @@ argument parsing plus one API call. User code runs with the frames of this modul
 """
 from __future__ import annotations
 
+import re
+import shlex
+
 from IPython.core.error import UsageError
 from IPython.core.magic import (
     Magics,
@@ -40,10 +43,22 @@ def parse_options(magic, line: str):
         tokens.append(tok)
         rest = after.lstrip()
         if action.nargs != 0 and "=" not in tok:
-            val, _, after = rest.partition(" ")
+            val, rest = _option_value(rest)
             tokens.append(val)
-            rest = after.lstrip()
     return parser.parse_args(tokens), rest
+
+
+_QUOTED = re.compile(r"""(?:'[^']*'|"[^"]*"|[^\s'"]+)+""")
+
+
+def _option_value(rest: str) -> tuple[str, str]:
+    """An option's value and what follows it: one word, or shell-quoted words
+    (`--expand 'layer #3'`, as the explorer's "copy as magic" writes names)."""
+    m = _QUOTED.match(rest)
+    if not m or not rest.startswith(("'", '"')):
+        val, _, after = rest.partition(" ")
+        return val, after.lstrip()
+    return shlex.split(m.group(0))[0], rest[m.end():].lstrip()
 
 
 def _argnums(text: str | None) -> tuple[int, ...] | None:
@@ -53,6 +68,41 @@ def _argnums(text: str | None) -> tuple[int, ...] | None:
         return tuple(int(t) for t in text.replace(",", " ").split())
     except ValueError:
         raise UsageError(f"expected integers such as 0,2; got {text!r}") from None
+
+
+def widget_frontend(shell) -> str | None:
+    """The frontend that runs this kernel's widgets, if one is known to: a kernel started
+    for a Jupyter server's notebook session (JupyterLab, Notebook 7), VS Code's, Colab's.
+
+    A kernel that nbclient or papermill runs is none of these: it records widget state
+    in the notebook, and nbconvert would then draw the widget (fetching its JavaScript)
+    instead of the static picture.
+    """
+    import os
+    import sys
+
+    if getattr(shell, "kernel", None) is None:
+        return None
+    if os.environ.get("JPY_SESSION_NAME"):
+        return "jupyter"
+    if "__vsc_ipynb_file__" in shell.user_ns:
+        return "vscode"
+    if "google.colab" in sys.modules:
+        return "colab"
+    return None
+
+
+def _static_command(args, expr: str, cell: str | None) -> str:
+    """The `%jaxpr` line with the user's options but `--depth`/`--expand`, whose place
+    `{options}` the explorer fills with the view it shows."""
+    given = [("--rankdir", args.rankdir if args.rankdir != "TB" else None),
+             ("--group", args.group if args.group != "call" else None),
+             ("--static-argnums", args.static_argnums),
+             ("--static-argnames", args.static_argnames)]
+    keep = [f"{opt} {shlex.quote(value)}" for opt, value in given if value]
+    keep += ["--cost"] * args.cost + ["--profile"] * args.profile
+    options = " ".join(["{options}"] + keep)
+    return f"%%jaxpr {options}" if cell is not None else f"%jaxpr {options} {expr.strip()}"
 
 
 def _argnames(text: str | None) -> tuple[str, ...] | None:
@@ -76,6 +126,9 @@ class JaxMagic(Magics):
         config=True)
     profile_budget = Float(3.0, help="Seconds %jaxpr --profile spends running the call "
                            "under the profiler.").tag(config=True)
+    explorer = Bool(True, help="In a kernel whose frontend can run widgets, show %jaxpr "
+                    "as an explorer (hover, open groups, search) with the static picture "
+                    "kept in the same output; False: the static picture only.").tag(config=True)
 
     # ---- shared plumbing -------------------------------------------------------------
 
@@ -212,7 +265,20 @@ class JaxMagic(Magics):
                 raise UsageError(str(e) if "--save" in str(e) else f"--save: {e}") from None
         if args.output:
             return view
+        if args.format == "svg" and self._explorable(view):
+            from .explorer import JaxprExplorer
+
+            display(JaxprExplorer(view, _static_command(args, expr, cell)))
+            return
         display(view.formatted(args.format))
+
+    def _explorable(self, view) -> bool:
+        """A drawn jaxpr, anywidget installed, and a kernel whose frontend runs widgets:
+        the terminal, plain shells and headless runs keep the static picture."""
+        from importlib.util import find_spec
+
+        return bool(self.explorer and view.stage == "jaxpr" and view._drawn.svg is not None
+                    and widget_frontend(self.shell) and find_spec("anywidget"))
 
     # ---- %jit_compare ----------------------------------------------------------------
 

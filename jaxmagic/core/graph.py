@@ -56,6 +56,7 @@ class Node:
     signature: str = ""       # equal for the same operation / the same collapsed call
     eqns: tuple[int, ...] = ()  # walk-order indices of the equations this node stands for
     arg: str = ""             # an input's argument as written (`{'params': state.params}`)
+    group: int | None = None  # a collapsed call: the cluster it stands for (opened by a click)
 
 
 @dataclass
@@ -797,7 +798,8 @@ def collapse(g: Graph, depth: int | None = 0, expand: Iterable[str] = (),
                     collective=any(m.collective for m in members),
                     backward=c.backward or all(m.backward for m in members
                                                if m.kind == "op"),
-                    primitive=c.kind, signature=c.signature, eqns=_union(members))
+                    primitive=c.kind, signature=c.signature, eqns=_union(members),
+                    group=cid)
 
     out = contract(g, rep, make)
     out.clusters = {i: c for i, c in g.clusters.items() if i in opened}

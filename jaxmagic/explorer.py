@@ -1,0 +1,81 @@
+"""The explorer widget: a `JaxprView` whose groups open and close on a click, with hover
+details, search, zoom and pan, in frontends that run widgets (anywidget: JupyterLab,
+Notebook 7, VS Code, Colab, marimo).
+
+It is a renderer of the view, not a second model: every frame comes from
+`render.explore.Exploration`, laid out as the static picture is. Its output carries the
+static picture too (the view's own `text/html` and `image/png` beside the widget's view),
+so a saved notebook shows the picture wherever the widget cannot run.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import anywidget
+import traitlets as t
+
+from .render import layout
+from .render.explore import Exploration
+
+_ESM = (Path(__file__).parent / "static" / "explorer.js").read_text(encoding="utf-8")
+
+
+class JaxprExplorer(anywidget.AnyWidget):
+    """`%jaxpr`'s picture, explorable. `command` is the magic that drew it, without its
+    `--depth`/`--expand` ("%jaxpr {options} f(x)"): "copy as magic" fills them in."""
+
+    _esm = _ESM
+    svg = t.Unicode("").tag(sync=True)
+    table = t.Dict().tag(sync=True)
+    highlight = t.List(t.Unicode()).tag(sync=True)
+    magic = t.Unicode("").tag(sync=True)
+    caveat = t.Unicode("").tag(sync=True)
+    status = t.Unicode("").tag(sync=True)
+    seconds = t.Float(0.0).tag(sync=True)
+    answered = t.Int(0).tag(sync=True)     # messages answered: the page stops waiting
+
+    def __init__(self, view, command: str = "%jaxpr {options}", **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.view = view
+        self.command = command
+        self.exploration = Exploration(view)
+        self._show(self.exploration.frame(" · ".join(view.notes)))
+        self.on_msg(self._on_message)
+
+    def _on_message(self, _widget, content: dict, _buffers) -> None:
+        """A click (`{"type": "toggle", "key": "n12"}`) or a search (`{"type": "search",
+        "query": "dot_general"}`) from the page: lay out the new view and send it."""
+        if not isinstance(content, dict):
+            return
+        kind = content.get("type")
+        if content.get("seen", self.answered) != self.answered:
+            return      # sent from a picture since replaced (a quick second click)
+        x = self.exploration
+        before = (set(x.opened), set(x.by_line), set(x.highlight), set(x.found), x.graph)
+        try:
+            if kind == "toggle":
+                said = x.toggle(str(content.get("key", "")))
+            elif kind == "search":
+                said = x.search(str(content.get("query", ""))[:200])
+            else:
+                return
+            self._show(x.frame(said))
+        except (layout.LayoutTimeout, layout.NoRenderer, RuntimeError) as e:
+            x.opened, x.by_line, x.highlight, x.found, x.graph = before
+            self.status = f"{e}; the picture is unchanged"
+        self.answered += 1
+
+    def _show(self, frame) -> None:
+        with self.hold_sync():
+            self.svg, self.table, self.highlight = frame.svg, frame.table, frame.highlight
+            self.magic = self.command.replace("{options}", frame.options, 1)
+            self.caveat, self.status, self.seconds = frame.caveat, frame.status, frame.seconds
+
+    def _repr_mimebundle_(self, **kwargs):
+        """The widget's view, with the static picture beside it for every place that
+        cannot run the widget (nbconvert, GitHub, untrusted JupyterLab)."""
+        static = self.view._repr_mimebundle_()
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        data.update(static)
+        return bundle

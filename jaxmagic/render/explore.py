@@ -1,0 +1,239 @@
+"""A `JaxprView` as a person explores it: which groups are open, what a search found, and
+the `%jaxpr` options that redraw the same picture statically.
+
+This is the model behind the explorer widget; it holds no picture of its own: every frame
+is the view's own `_view` of the folded graph, laid out by `layout.render` as the static
+picture is. A frame is the SVG plus a side table of what hovering each node or group
+shows (plain strings: the page puts them into the DOM as text).
+"""
+from __future__ import annotations
+
+import re
+import shlex
+import time
+from dataclasses import dataclass, field
+
+from ..core import graph as G
+from . import layout
+
+SEARCH_OPENS = 20      # matches whose groups a search opens; the rest are only counted
+KEPT_LAYOUTS = 16      # views whose SVG is kept, so closing what was opened is instant
+
+
+@dataclass
+class Frame:
+    svg: str
+    table: dict            # SVG title ("n12", "cluster_3") → what hovering it shows
+    options: str           # "--depth 1 --expand 'layer #3'": redraws this view statically
+    caveat: str            # how a redraw with those options differs ("" where it doesn't)
+    status: str            # what the last action did, or why it did nothing
+    highlight: list[str] = field(default_factory=list)
+    seconds: float = 0.0   # the layout's time
+
+
+class Exploration:
+    """Open and closed groups of one view, starting from the picture it drew."""
+
+    def __init__(self, view) -> None:
+        self.view = view
+        self.folded: G.Graph = view._folded
+        drawn = view.graph
+        if drawn.grouping in ("equation", "line") or not drawn.clusters:
+            self.opened = {c for c in drawn.clusters if c in self.folded.clusters}
+        else:     # the static picture coarsened past its budgets: start from the top
+            self.opened = set()
+        self.by_line = {n.cluster for n in drawn.nodes.values()
+                        if n.kind == "group" and n.cluster in self.opened}
+        if view.group == "line":
+            self.by_line = set()      # `--group line` groups every cluster by line
+        self.highlight: set[int] = set()          # equation indices a search matched
+        self.found: set[str] = set()              # titles of matched inputs and outputs
+        self._svgs: dict[str, bytes] = {}
+        self.graph = self._graph()
+
+    # ---- what a click or a search changes --------------------------------------------
+
+    def toggle(self, key: str) -> str:
+        """Open the call a node stands for, show a line group's equations, or close an
+        open group (`key` is the node's or cluster's title in the SVG)."""
+        m = re.fullmatch(r"(n|cluster_)(\d+)", key or "")
+        if not m:
+            return f"nothing to open at {key!r}"
+        i = int(m.group(2))
+        if m.group(1) == "cluster_":
+            if i not in self.opened:
+                return "that group is not open"
+            self.opened -= {i} | self._inside(i)
+            self.by_line -= {i} | self._inside(i)
+            self.graph = self._graph()
+            return f"closed {self.folded.clusters[i].title}"
+        node = self.graph.nodes.get(i)
+        if node is None:
+            return "that node is not in the picture"
+        if node.kind == "call" and node.group is not None:
+            return self._open({node.group}, node.title)
+        if node.kind == "group" and node.cluster in self.by_line:
+            return self._open(set(), node.title, lines_of={node.cluster})
+        return f"{node.title} has nothing inside to open"
+
+    def search(self, query: str) -> str:
+        """Highlight what matches `query` (a name, a primitive, a line `:12` or `loss:12`)
+        and open the groups holding the first matches."""
+        query = (query or "").strip()
+        self.highlight, self.found = set(), set()
+        if not query:
+            self.graph = self._graph()
+            return ""
+        nodes, clusters = _matches(self.folded, query)
+        self.highlight = {e for n in nodes for e in n.eqns} | {
+            e for c in clusters for e in self._eqns_in(c)}
+        self.found = {n.title for n in nodes if not n.eqns}
+        if not nodes and not clusters:
+            self.graph = self._graph()
+            return f"no match for {query!r}"
+        walk = sorted(nodes, key=lambda n: n.eqns[:1] or (-1,))
+        first = [n.cluster for n in walk[:SEARCH_OPENS] if n.cluster is not None] + [
+            c.parent for c in clusters[:SEARCH_OPENS] if c.parent is not None]
+        wanted = {a for c in first for a in G._ancestors(self.folded, c)}
+        lines = {c for c in first if c in self.by_line}
+        found = len(nodes) + len(clusters)
+        shown = min(found, SEARCH_OPENS)
+        said = f"{found} match{'es' if found != 1 else ''} for {query!r}" + (
+            f"; groups of the first {shown} opened" if found > shown else "")
+        return self._open(wanted - self.opened, said, lines_of=lines, quiet=True)
+
+    def _open(self, clusters: set[int], what: str, lines_of: set[int] = frozenset(),
+              quiet: bool = False) -> str:
+        """Open `clusters` (and show the equations of the line groups in `lines_of`);
+        a cluster too big to draw opens with its equations grouped by line, and a change
+        past the node budget is refused with a note."""
+        before = (set(self.opened), set(self.by_line))
+        self.opened |= clusters
+        self.by_line -= set(lines_of)
+        g = self._graph()
+        if len(g.nodes) > self.view.max_nodes and clusters:
+            self.by_line |= clusters
+            g = self._graph()
+        if len(g.nodes) > self.view.max_nodes:
+            self.opened, self.by_line = before
+            self.graph = self._graph()
+            return (f"{what}: {len(g.nodes)} nodes exceed max_nodes={self.view.max_nodes}; "
+                    "close a group first")
+        self.graph = g
+        return what if quiet else f"opened {what}"
+
+    def _inside(self, cluster: int) -> set[int]:
+        return {c for c in self.folded.clusters
+                if cluster in G._ancestors(self.folded, c)[:-1]}
+
+    def _eqns_in(self, cluster: G.Cluster) -> set[int]:
+        inside = self._inside(cluster.id) | {cluster.id}
+        return {e for n in self.folded.nodes.values() if n.cluster in inside for e in n.eqns}
+
+    def _graph(self) -> G.Graph:
+        return self.view._view(self.opened, frozenset(self.by_line))
+
+    # ---- the static options that redraw this view ----------------------------------
+
+    def options(self) -> tuple[str, str]:
+        """(`--depth N --expand NAME …`, how its redraw differs from this view): the
+        deepest level opened whole, then the deepest other open groups by name."""
+        clusters = self.folded.clusters
+        levels = sorted({c.level for c in clusters.values()})
+        depth = 0
+        for lv in levels:
+            if all(c.id in self.opened for c in clusters.values() if c.level <= lv):
+                depth = lv
+            else:
+                break
+        if levels and depth == levels[-1]:
+            expand, depth_text = [], "all"
+        else:
+            rest = {c for c in self.opened if clusters[c].level > depth}
+            leaves = [c for c in sorted(rest) if not any(
+                clusters[o].parent == c for o in rest)]
+            expand = list(dict.fromkeys(clusters[c].title for c in leaves))
+            depth_text = str(depth)
+        parts = [f"--depth {depth_text}"] + [f"--expand {shlex.quote(t)}" for t in expand]
+        redrawn = G.opened_at(self.folded, None if depth_text == "all" else depth, expand)
+        caveats = []
+        if redrawn - self.opened:
+            caveats.append("opens more groups of the same names: "
+                           + ", ".join(sorted({clusters[c].title for c in redrawn - self.opened})))
+        if self.by_line:
+            caveats.append("draws every equation of "
+                           + ", ".join(sorted(clusters[c].title for c in self.by_line))
+                           + ", grouped by line here")
+        return " ".join(parts), "; ".join(caveats)
+
+    # ---- a frame for the page --------------------------------------------------------
+
+    def frame(self, status: str = "") -> Frame:
+        """The current view laid out, with its hover table and highlighted titles."""
+        g = self.graph
+        dot = self.view._dot(g)
+        start = time.perf_counter()
+        if dot not in self._svgs:
+            if len(self._svgs) >= KEPT_LAYOUTS:     # the oldest first
+                del self._svgs[next(iter(self._svgs))]
+            self._svgs[dot] = layout.render(dot, self.view.layout_timeout,
+                                            self.view.renderer, png=False).svg
+        seconds = time.perf_counter() - start
+        magic, caveat = self.options()
+        hl = [f"n{n.id}" for n in g.nodes.values()
+              if self.highlight.intersection(n.eqns) or n.title in self.found]
+        table = hover_table(g, self.folded, self.by_line)
+        return Frame(self._svgs[dot].decode(), table, magic, caveat,
+                     status, hl, seconds)
+
+
+def _matches(g: G.Graph, query: str) -> tuple[list[G.Node], list[G.Cluster]]:
+    """Nodes and groups of the folded graph that `query` names: `:12` or `loss:12` a
+    line exactly, else any part of a name, primitive, location or source line."""
+    q = query.lower()
+    line = re.fullmatch(r"([\w.<>]*):(\d+)", q)
+
+    def hit(title: str, prim: str, where: str, source: str) -> bool:
+        if line:
+            func, num = line.groups()
+            w = where.lower()
+            return w.endswith(f":{num}") and (not func or w == f"{func}:{num}")
+        return any(q in s.lower() for s in (title, prim, where, source) if s)
+
+    nodes = [n for n in g.nodes.values() if n.kind in ("op", "input", "output", "const")
+             and hit(n.title, n.primitive, n.where, n.source)]
+    clusters = [c for c in g.clusters.values() if not line
+                and hit(c.title, c.kind, c.where, c.source)]
+    return nodes, clusters
+
+
+def hover_table(g: G.Graph, folded: G.Graph, by_line: set[int]) -> dict:
+    """What hovering shows, by SVG title: a node's title, kind, details, location, source
+    line (with the library frame), input and output shapes, and what a click does."""
+    ins: dict[int, list[str]] = {}
+    outs: dict[int, list[str]] = {}
+    for e in g.edges:
+        if e.label:
+            ins.setdefault(e.dst, []).append(e.label)
+            outs.setdefault(e.src, []).append(e.label)
+    table = {}
+    for n in g.nodes.values():
+        click = "open" if n.kind == "call" and n.group is not None else \
+            "lines" if n.kind == "group" and n.cluster in by_line else ""
+        table[f"n{n.id}"] = {
+            "title": n.title, "kind": n.primitive or n.kind, "detail": list(n.detail),
+            "where": n.where, "source": n.source, "inputs": _distinct(ins.get(n.id, [])),
+            "outputs": _distinct(outs.get(n.id, [])), "equations": len(n.eqns),
+            "click": click}
+    for c in g.clusters.values():
+        table[f"cluster_{c.id}"] = {
+            "title": c.title, "kind": c.kind, "detail": list(c.detail), "where": c.where,
+            "source": c.source, "inputs": [], "outputs": [],
+            "equations": folded.clusters[c.id].num_equations if c.id in folded.clusters
+            else c.num_equations, "click": "close"}
+    return table
+
+
+def _distinct(labels: list[str], most: int = 8) -> list[str]:
+    seen = list(dict.fromkeys(labels))
+    return seen[:most] + ([f"+{len(seen) - most} more"] if len(seen) > most else [])

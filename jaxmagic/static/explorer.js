@@ -1,0 +1,266 @@
+// jaxmagic's graph explorer: the kernel lays out each view (jaxmagic/explorer.py); this
+// module shows its SVG, the hover details from its side table, and sends clicks and
+// searches back. Text from user code reaches the page only through textContent and
+// attribute values, never as markup; the SVG is parsed as XML and stripped of anything
+// active before it is shown.
+
+const INK = "#0f172a", MUTED = "#475569", LINE = "#cbd5e1", PANEL = "#ffffff";
+const MARK = "#dc2626", ACCENT = "#1d4ed8";
+
+function h(tag, style, text) {
+  const e = document.createElement(tag);
+  if (style) e.setAttribute("style", style);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+// Parse Graphviz's SVG as XML and drop what could run or fetch: scripts, foreign
+// objects, event handlers, links, and native tooltips (the details panel replaces them).
+function parseSvg(text) {
+  const doc = new DOMParser().parseFromString(text, "image/svg+xml");
+  const svg = doc.documentElement;
+  if (!svg || svg.nodeName !== "svg") return null;
+  for (const bad of svg.querySelectorAll("script, foreignObject, style, image")) bad.remove();
+  for (const el of [svg, ...svg.querySelectorAll("*")]) {
+    for (const a of [...el.attributes]) {
+      const n = a.name.toLowerCase();
+      if (n.startsWith("on") || n === "href" || n === "xlink:href" || n === "xlink:title"
+          || n === "target") el.removeAttribute(a.name);
+    }
+  }
+  return document.importNode(svg, true);
+}
+
+// The SVG title of each node or group ("n12", "cluster_3") → its <g>.
+function items(svg) {
+  const found = new Map();
+  for (const g of svg.querySelectorAll("g.node, g.cluster")) {
+    const t = g.querySelector(":scope > title");
+    if (t) { found.set(t.textContent, g); t.remove(); }
+  }
+  return found;
+}
+
+function details(panel, row) {
+  panel.replaceChildren();
+  panel.append(h("div", `font-weight:600;color:${INK}`, row.title));
+  const counted = row.detail.some((d) => d.endsWith(" equations"));
+  const kind = row.kind + (row.equations > 1 && !counted ? ` · ${row.equations} equations` : "");
+  panel.append(h("div", `color:${MUTED}`, kind));
+  for (const d of row.detail) panel.append(h("div", `color:${INK}`, d));
+  if (row.inputs.length) panel.append(h("div", `color:${INK}`, "in: " + row.inputs.join(", ")));
+  if (row.outputs.length) panel.append(h("div", `color:${INK}`, "out: " + row.outputs.join(", ")));
+  if (row.where) panel.append(h("div", `color:${ACCENT}`, row.where));
+  if (row.source) {
+    panel.append(h("pre", `margin:2px 0 0;white-space:pre-wrap;color:${INK};` +
+      "font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11px", row.source));
+  }
+  const click = { open: "click to open", lines: "click to show its equations",
+                  close: "click to close" }[row.click];
+  if (click) panel.append(h("div", `color:${MUTED};font-style:italic`, click));
+}
+
+function render({ model, el }) {
+  const root = h("div", `font:12px/1.4 system-ui,sans-serif;color:${INK};background:${PANEL};` +
+    `border:1px solid ${LINE};border-radius:4px;padding:6px;position:relative`);
+  root.className = "jaxmagic-explorer";
+  const bar = h("div", "display:flex;flex-wrap:wrap;gap:6px;align-items:center;margin-bottom:4px");
+  const search = h("input", `flex:0 1 220px;padding:2px 4px;border:1px solid ${LINE};` +
+    `color:${INK};background:${PANEL}`);
+  search.placeholder = "search name, primitive, :line";
+  search.className = "jaxmagic-search";
+  const button = (label, title) => {
+    const b = h("button", `padding:1px 8px;border:1px solid ${LINE};border-radius:3px;` +
+      `color:${INK};background:#f8fafc;cursor:pointer`, label);
+    b.title = title;
+    return b;
+  };
+  const out = button("−", "zoom out"), fit = button("fit", "fit the width"),
+        zin = button("+", "zoom in"), copy = button("copy as magic",
+          "copy the %jaxpr line that draws this view statically");
+  copy.className = "jaxmagic-copy";
+  const magic = h("code", `font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11px;` +
+    `color:${MUTED};overflow:hidden;text-overflow:ellipsis;white-space:nowrap;max-width:480px`);
+  magic.className = "jaxmagic-magic";
+  bar.append(search, out, fit, zin, copy, magic);
+  const status = h("div", `color:${MUTED};min-height:1.4em`);
+  status.className = "jaxmagic-status";
+  const view = h("div", `overflow:auto;max-height:70vh;cursor:grab;background:#ffffff;` +
+    `border:1px solid ${LINE}`);
+  view.className = "jaxmagic-view";
+  const panel = h("div", `display:none;position:absolute;z-index:10;max-width:460px;` +
+    `padding:6px 8px;background:#ffffff;border:1px solid ${MUTED};border-radius:4px;` +
+    "box-shadow:0 2px 8px rgba(0,0,0,.2);pointer-events:none");
+  panel.className = "jaxmagic-details";
+  root.append(bar, status, view, panel);
+  el.replaceChildren(root);
+
+  let scale = null, natural = null, svg = null, index = new Map();
+
+  function size() {
+    if (!svg || !natural) return;
+    svg.setAttribute("width", `${natural.w * scale}px`);
+    svg.setAttribute("height", `${natural.h * scale}px`);
+  }
+  function fitWidth() {
+    if (!natural) return;
+    const room = (view.clientWidth || 940) - 4;
+    scale = Math.min(1, room / natural.w);
+    size();
+  }
+  // the cell's width is known only once the output is on the page: fit then, until the
+  // person zooms
+  let zoomed = false;
+  const watch = new ResizeObserver(() => { if (!zoomed && view.clientWidth) fitWidth(); });
+  watch.observe(view);
+
+  function draw() {
+    const fresh = parseSvg(model.get("svg") || "");
+    panel.style.display = "none";     // what it described may be gone
+    view.replaceChildren();
+    if (!fresh) { status.textContent = "no picture"; return; }
+    svg = fresh;
+    const pt = (v) => parseFloat(v) * 4 / 3;
+    natural = { w: pt(svg.getAttribute("width")), h: pt(svg.getAttribute("height")) };
+    index = items(svg);
+    const table = model.get("table") || {};
+    for (const [key, g] of index) {
+      const row = table[key];
+      if (!row) continue;
+      g.dataset.key = key;
+      if (row.click) {
+        g.dataset.click = row.click;
+        g.style.cursor = "pointer";
+      }
+    }
+    for (const key of model.get("highlight") || []) {
+      const g = index.get(key);
+      if (!g) continue;
+      g.classList.add("jaxmagic-match");
+      for (const shape of g.querySelectorAll("polygon, ellipse, path")) {
+        shape.setAttribute("stroke", MARK);
+        shape.setAttribute("stroke-width", "3");
+      }
+    }
+    view.append(svg);
+    if (scale === null || !zoomed) fitWidth(); else size();
+    const first = view.querySelector(".jaxmagic-match");
+    if (first) first.scrollIntoView({ block: "nearest", inline: "nearest" });
+  }
+
+  // a saved widget state shown without its kernel answers no click: say so
+  let waiting = null;
+  function ask(message, doing) {
+    status.textContent = doing;
+    clearTimeout(waiting);
+    waiting = setTimeout(() => {
+      status.textContent = "no answer from the kernel: re-run the cell to explore";
+    }, 15000);
+    model.send({ ...message, seen: model.get("answered") });
+  }
+
+  function update() {
+    clearTimeout(waiting);
+    const caveat = model.get("caveat");
+    magic.textContent = (caveat ? "≈ " : "") + model.get("magic");
+    magic.title = model.get("magic") + (caveat ? `\n≈ this line ${caveat}` : "");
+    const took = model.get("seconds");
+    status.textContent = (model.get("status") || "") +
+      (took > 0.05 ? `  (laid out in ${took.toFixed(2)} s)` : "");
+  }
+
+  const keyOf = (target) => {
+    const g = target.closest && target.closest("g.node, g.cluster");
+    return g && g.dataset.key ? g.dataset.key : null;
+  };
+  view.addEventListener("mousemove", (ev) => {
+    const key = keyOf(ev.target);
+    const row = key && (model.get("table") || {})[key];
+    if (!row) { panel.style.display = "none"; return; }
+    details(panel, row);
+    const box = root.getBoundingClientRect();
+    panel.style.display = "block";
+    // beside the pointer, inside the output (JupyterLab clips what sticks out of it)
+    const x = ev.clientX - box.left, y = ev.clientY - box.top;
+    const w = panel.offsetWidth, ht = panel.offsetHeight;
+    panel.style.left = `${Math.max(0, Math.min(x + 14, box.width - w - 4))}px`;
+    panel.style.top = `${y + 14 + ht <= box.height ? y + 14 : Math.max(0, y - ht - 14)}px`;
+  });
+  view.addEventListener("mouseleave", () => { panel.style.display = "none"; });
+
+  let drag = null, moved = false;
+  view.addEventListener("mousedown", (ev) => {
+    drag = { x: ev.clientX, y: ev.clientY, left: view.scrollLeft, top: view.scrollTop };
+    moved = false;
+  });
+  const pan = (ev) => {
+    if (!drag) return;
+    const dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
+    if (Math.abs(dx) + Math.abs(dy) > 4) moved = true;
+    view.scrollLeft = drag.left - dx;
+    view.scrollTop = drag.top - dy;
+  };
+  const release = () => { drag = null; };
+  window.addEventListener("mousemove", pan);
+  window.addEventListener("mouseup", release);
+  view.addEventListener("click", (ev) => {
+    if (moved) return;
+    const key = keyOf(ev.target);
+    const row = key && (model.get("table") || {})[key];
+    if (!row || !row.click) return;
+    ask({ type: "toggle", key }, "laying out…");
+  });
+  view.addEventListener("wheel", (ev) => {
+    if (!ev.ctrlKey || !svg) return;
+    ev.preventDefault();
+    scale = Math.min(4, Math.max(0.1, scale * (ev.deltaY < 0 ? 1.15 : 1 / 1.15)));
+    zoomed = true;
+    size();
+  }, { passive: false });
+  zin.addEventListener("click", () => { zoomed = true; scale = Math.min(4, scale * 1.25); size(); });
+  out.addEventListener("click", () => { zoomed = true; scale = Math.max(0.1, scale / 1.25); size(); });
+  fit.addEventListener("click", () => { zoomed = false; fitWidth(); });
+  search.addEventListener("keydown", (ev) => {
+    if (ev.key !== "Enter") return;
+    ask({ type: "search", query: search.value }, "searching…");
+  });
+  copy.addEventListener("click", async () => {
+    const text = model.get("magic");
+    try {
+      await navigator.clipboard.writeText(text);
+      status.textContent = "copied: " + text;
+    } catch (e) {    // no clipboard (an insecure page): select it for the user to copy
+      const range = document.createRange();
+      range.selectNodeContents(magic);
+      const sel = window.getSelection();
+      sel.removeAllRanges();
+      sel.addRange(range);
+      status.textContent = "selected: press Ctrl+C to copy";
+    }
+  });
+
+  // one message changes several traits: draw once for all of them, and only when the
+  // picture changed (a redraw would lose the person's pan)
+  let pending = null;
+  const later = (picture) => () => {
+    if (pending === null) {
+      pending = false;
+      queueMicrotask(() => { if (pending) draw(); pending = null; update(); });
+    }
+    pending = pending || picture;
+  };
+  for (const name of ["svg", "highlight"]) model.on(`change:${name}`, later(true));
+  for (const name of ["status", "magic", "caveat", "answered"]) {
+    model.on(`change:${name}`, later(false));
+  }
+  draw();
+  update();
+  return () => {
+    clearTimeout(waiting);
+    watch.disconnect();
+    window.removeEventListener("mousemove", pan);
+    window.removeEventListener("mouseup", release);
+  };
+}
+
+export default { render };

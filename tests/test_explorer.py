@@ -1,0 +1,217 @@
+"""The %jaxpr explorer's kernel side, in a real InteractiveShell on real JAX: a click on a
+group lays out a view with more nodes, a search opens the groups holding its matches, and
+"copy as magic" is a `%jaxpr` line that draws the explored view statically.
+
+(The page side runs in the real JupyterLab: tests/test_jupyterlab_explorer.py.)
+"""
+import re
+from collections import Counter
+
+import pytest
+
+pytest.importorskip("anywidget")
+
+from jaxmagic.explorer import JaxprExplorer  # noqa: E402
+from jaxmagic.magics import widget_frontend  # noqa: E402
+
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+
+@pytest.fixture
+def grad_view(ip, transformer):
+    params, x = transformer.make(4, d=16, t=8)
+    ip.push({"params": params, "x": x, "model": transformer.model})
+    return ip.run_line_magic("jaxpr", "-o jax.grad(model)(params, x)")
+
+
+def click(w, key):
+    w._on_message(w, {"type": "toggle", "key": key}, [])
+
+
+def search(w, query):
+    w._on_message(w, {"type": "search", "query": query}, [])
+
+
+def titles(graph) -> Counter:
+    return Counter((n.kind, n.title) for n in graph.nodes.values())
+
+
+def test_clicking_a_folded_series_draws_its_inside(grad_view):
+    w = JaxprExplorer(grad_view, "%jaxpr {options} jax.grad(model)(params, x)")
+    closed = [k for k, row in w.table.items() if row["click"] == "open"]
+    assert closed, f"no group to open in {sorted(r['title'] for r in w.table.values())}"
+    series = next((k for k in closed if "×" in w.table[k]["title"]), closed[0])
+    name = w.table[series]["title"]
+    before = len(w.table)
+    click(w, series)
+    assert len(w.table) > before, w.status
+    assert w.status == f"opened {name}"
+    assert w.magic.startswith("%jaxpr --depth ") and "--expand" in w.magic
+    opened = [r for r in w.table.values() if r["click"] == "close" and r["title"] == name]
+    assert opened, f"{name!r} is not drawn open"
+    assert "<svg" in w.svg and name.split(" ")[0] in w.svg
+
+
+def test_a_click_on_a_replaced_picture_is_ignored(grad_view):
+    w = JaxprExplorer(grad_view)
+    closed = [k for k, row in w.table.items() if row["click"] == "open"]
+    seen = w.answered
+    w._on_message(w, {"type": "toggle", "key": closed[0], "seen": seen}, [])
+    table = dict(w.table)
+    w._on_message(w, {"type": "toggle", "key": closed[-1], "seen": seen}, [])
+    assert w.table == table and w.answered == seen + 1
+
+
+def test_clicking_an_open_group_closes_it(grad_view):
+    w = JaxprExplorer(grad_view)
+    open_ = [k for k, row in w.table.items() if row["click"] == "close"]
+    assert open_
+    inner = max(open_, key=lambda k: w.exploration.folded.clusters[int(k[8:])].level)
+    name = w.table[inner]["title"]
+    before = len(w.table)
+    click(w, inner)
+    assert w.status == f"closed {name}"
+    assert len(w.table) < before
+    assert any(r["click"] == "open" and r["title"] == name for r in w.table.values())
+
+
+def test_search_opens_the_group_holding_a_match(grad_view):
+    w = JaxprExplorer(grad_view)
+    x = w.exploration
+    drawn = {n.cluster for n in x.graph.nodes.values()} | set(x.opened)
+    # an equation inside a group the picture shows closed, named by its line
+    hidden = next(n for n in x.folded.nodes.values()
+                  if n.kind == "op" and n.where and n.cluster not in drawn)
+    search(w, hidden.where)
+    assert hidden.cluster in x.opened, w.status
+    assert re.match(r"\d+ match", w.status), w.status
+    assert w.highlight
+    for key in w.highlight:
+        assert w.table[key]["where"] == hidden.where or w.table[key]["equations"] > 1
+
+
+def test_search_by_primitive_and_no_match(grad_view):
+    w = JaxprExplorer(grad_view)
+    search(w, "tanh")
+    rows = [w.table[k] for k in w.highlight]
+    assert any(r["kind"] == "tanh" for r in rows)
+    assert all("tanh" in r["kind"] + r["title"] + r["source"] or r["equations"] > 1
+               for r in rows)
+    search(w, "no_such_primitive_here")
+    assert w.highlight == [] and w.status == "no match for 'no_such_primitive_here'"
+
+
+def test_copied_magic_draws_the_explored_view(ip, grad_view):
+    w = JaxprExplorer(grad_view, "%jaxpr {options} jax.grad(model)(params, x)")
+    while lines := [k for k, row in w.table.items() if row["click"] == "lines"]:
+        click(w, lines[0])      # a line group: its equations, one node each
+    everything = [c.title.lower() for c in w.exploration.folded.clusters.values()]
+    unique = next(k for k, row in w.table.items() if row["click"] == "open" and sum(
+        row["title"].lower() in t for t in everything) == 1)   # `--expand` names it alone
+    click(w, unique)
+    assert w.caveat == "", w.caveat
+    line = w.magic
+    assert line.startswith("%jaxpr --depth ") and line.endswith(" jax.grad(model)(params, x)")
+    static = ip.run_line_magic("jaxpr", "-o " + line[len("%jaxpr "):])
+    assert titles(static.graph) == titles(w.exploration.graph), line
+
+
+def test_copied_magic_says_when_a_name_opens_more(ip, grad_view):
+    """`--expand NAME` opens every group whose name holds NAME: when the explored view
+    opened one of several groups of that name, the line says it draws more."""
+    w = JaxprExplorer(grad_view, "%jaxpr {options} jax.grad(model)(params, x)")
+    x = w.exploration
+    x.by_line.clear()
+    w._on_message(w, {"type": "search", "query": ""}, [])     # redraw without line groups
+    everything = [c.title.lower() for c in x.folded.clusters.values()]
+    key, twin = next((k, row["title"]) for k, row in w.table.items() if row["click"] ==
+                     "open" and sum(row["title"].lower() in t for t in everything) > 1)
+    click(w, key)
+    assert twin in w.caveat, w.caveat
+    static = ip.run_line_magic("jaxpr", "-o " + w.magic[len("%jaxpr "):])
+    assert set(static.graph.clusters) > x.opened
+
+
+def test_output_carries_the_static_picture(grad_view):
+    w = JaxprExplorer(grad_view)
+    data, _ = w._repr_mimebundle_()
+    static = grad_view._repr_mimebundle_()
+    assert data[WIDGET]["model_id"] == w.model_id
+    assert data["text/html"] == static["text/html"] and "data:image/svg+xml;base64," in \
+        data["text/html"]
+    assert data["image/png"] == static["image/png"]
+    assert data["text/plain"] == static["text/plain"]
+
+
+def test_user_strings_reach_the_table_as_text(ip):
+    ip.run_cell("evil = {'<img src=x onerror=alert(1)>': jnp.ones(3)}\n"
+                "def f(d):\n    return jnp.sin(d['<img src=x onerror=alert(1)>'])")
+    w = JaxprExplorer(ip.run_line_magic("jaxpr", "-o f(evil)"))
+    assert any("<img src=x onerror=alert(1)>" in r["title"] for r in w.table.values())
+    assert "<img src=x" not in w.svg and "&lt;img src=x onerror=alert(1)&gt;" in w.svg
+
+
+def test_the_shell_keeps_the_static_picture(ip, grad_view):
+    """No kernel (a plain or terminal shell): no widget, whatever the setting."""
+    from conftest import run
+
+    assert widget_frontend(ip) is None
+    _, cap = run(ip, "%jaxpr jax.grad(model)(params, x)")
+    assert [sorted(o.data) for o in cap.outputs] == [["image/png", "text/html", "text/plain"]]
+
+
+def test_help_names_the_explorer_setting(ip):
+    from jaxmagic.magics import JaxMagic
+
+    assert "widgets" in JaxMagic.class_traits()["explorer"].help
+
+
+def test_copy_keeps_the_other_options(ip, grad_view):
+    """The line keeps what else the user asked for; a quoted name is one value."""
+    from jaxmagic.magics import _static_command, parse_options
+
+    magic = ip.magics_manager.registry["JaxMagic"]
+    args, expr = parse_options(magic.jaxpr, "--rankdir LR --expand 'block ×4' "
+                                            "--cost jax.grad(model)(params, x)")
+    assert args.expand == ["block ×4"] and expr == "jax.grad(model)(params, x)"
+    assert _static_command(args, expr, None) == \
+        "%jaxpr {options} --rankdir LR --cost jax.grad(model)(params, x)"
+    assert _static_command(args, expr, "cell") == "%%jaxpr {options} --rankdir LR --cost"
+    view = ip.run_line_magic("jaxpr", "-o --expand 'block ×4' jax.grad(model)(params, x)")
+    assert any(c.title == "block ×4" for c in view.graph.clusters.values())
+
+
+def test_group_by_line_has_nothing_to_click_open(ip, grad_view):
+    view = ip.run_line_magic("jaxpr", "-o --group line jax.grad(model)(params, x)")
+    w = JaxprExplorer(view)
+    assert not any(r["click"] == "lines" for r in w.table.values())
+
+
+@pytest.mark.slow
+def test_offered_in_a_kernel_a_notebook_server_started(tmp_path):
+    """A real kernel: started for a Jupyter server session (JupyterLab, Notebook 7) it
+    shows the explorer with the static picture beside it, and `%config JaxMagic.explorer
+    = False` the static picture alone; started by nbclient (papermill, CI), the static
+    picture alone, as nbconvert must draw it."""
+    import os
+    from pathlib import Path
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    root = Path(__file__).parents[1]
+    cells = ["%load_ext jaxmagic\nimport jax.numpy as jnp\ndef f(x):\n    return jnp.sin(x)",
+             "%jaxpr f(jnp.ones(3))",
+             "%config JaxMagic.explorer = False\n%jaxpr f(jnp.ones(3))"]
+    shown = {}
+    for name, extra in [("session", {"JPY_SESSION_NAME": str(tmp_path / "x.ipynb")}),
+                        ("nbclient", {})]:
+        env = {k: v for k, v in os.environ.items() if k != "JPY_SESSION_NAME"}
+        env.update(extra, PYTHONPATH=os.pathsep.join([str(root), env.get("PYTHONPATH", "")]))
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+        NotebookClient(nb, timeout=120, kernel_name="python3").execute(env=env)
+        shown[name] = [sorted(o["data"]) for c in nb.cells[1:] for o in c.outputs
+                       if o["output_type"] == "display_data"]
+    static = ["image/png", "text/html", "text/plain"]
+    assert shown["session"] == [sorted(static + [WIDGET]), static]
+    assert shown["nbclient"] == [static, static]
