@@ -38,10 +38,11 @@ class Exploration:
         self.view = view
         self.folded: G.Graph = view._folded
         drawn = view.graph
+        # the traced function's own call is open, as the picture draws it: as no box
+        self.opened = G.opened_at(self.folded, 0)
         if drawn.grouping in ("equation", "line") or not drawn.clusters:
-            self.opened = {c for c in drawn.clusters if c in self.folded.clusters}
-        else:     # the static picture coarsened past its budgets: start from the top
-            self.opened = set()
+            self.opened |= {c for c in drawn.clusters if c in self.folded.clusters}
+        # else the static picture coarsened past its budgets: start from the top
         self.by_line = {n.cluster for n in drawn.nodes.values()
                         if n.kind == "group" and n.cluster in self.opened}
         if view.group == "line":
