@@ -196,3 +196,41 @@ def test_linen_blocks_that_differ_only_in_their_dropout_salt_fold(linen):
     # the name Linen gave the block's scope and the class it calls are one group
     assert series[0].detail == ("Block",)
     assert not any(c.parent == series[0].id and c.label == "Block" for c in g.clusters.values())
+
+
+LINEN_DECODER = """
+class DecoderBlock(nn.Module):
+    @nn.compact
+    def __call__(self, y, enc):
+        x = nn.Dropout(0.1, deterministic=False)(
+            nn.MultiHeadDotProductAttention(num_heads=2, qkv_features=8)(nn.LayerNorm()(y)))
+        y = y + x
+        z = nn.LayerNorm()(y)
+        z = nn.MultiHeadDotProductAttention(num_heads=2, qkv_features=8)(z, enc)
+        return y + nn.Dropout(0.1, deterministic=False)(z)
+
+class Decoder(nn.Module):
+    @nn.compact
+    def __call__(self, y, enc):
+        return DecoderBlock(name='encoderdecoderblock_0')(y, enc)
+
+ys = jnp.ones((2, 4, 8))
+dec_vars = Decoder().init(jax.random.key(0), ys, ys)
+"""
+
+
+def test_a_repeat_inside_a_merged_scope_folds_once(linen):
+    """Flax's wmt decoder block: self-attention then cross-attention, each LayerNorm →
+    attention → Dropout, inside a named scope merged with its module. A repeat found
+    there was given the id of a cluster the merge had freed, and `%jaxpr` never
+    returned."""
+    assert linen.run_cell(LINEN_DECODER).success
+    view = linen.run_line_magic("jaxpr", "-o Decoder().apply(dec_vars, ys, ys, "
+                                         "rngs={'dropout': jax.random.key(1)})")
+    series = view.full.series
+    assert all(first != m for m, (first, k) in series.items() if k), series
+    assert len(set(view.full.clusters)) == len(view.full.clusters)
+    folded = [c for c in G.fold(view.full).clusters.values() if c.repeat > 1]
+    assert [G.series_title(c) for c in folded] == \
+        ["LayerNorm → MultiHeadDotProductAttention → Dropout ×2"]
+    assert view.graph.nodes       # drawn

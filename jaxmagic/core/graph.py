@@ -221,6 +221,7 @@ class _Builder:
         self.nodes: dict[int, Node] = {}
         self.edges: list[Edge] = []
         self.clusters: dict[int, Cluster] = {}
+        self._next_cluster = 0
         self.num_equations = 0
         # what each cluster (None: the top) holds, in walk order: ("n", node) / ("c", cluster)
         self.order: dict[int | None, list[tuple[str, int]]] = defaultdict(list)
@@ -238,7 +239,8 @@ class _Builder:
     def cluster(self, kind: str, title: str, parent: int | None, level: int,
                 detail: Iterable[str] = (), where: str = "", source: str = "",
                 signature: str = "", backward: bool = False, label: str = "") -> int:
-        i = len(self.clusters)
+        i = self._next_cluster      # not len(): merged clusters leave gaps
+        self._next_cluster += 1
         self.clusters[i] = Cluster(i, kind, title, tuple(detail), parent, level, where,
                                    source, signature=signature, backward=backward,
                                    label=label or title)
