@@ -136,3 +136,15 @@ def test_the_same_argument_written_twice_is_two_inputs(ip):
     inputs = _inputs(v)
     assert [t for t, _ in inputs] == ["state.params · 2 leaves", "state.params #2 · 2 leaves"]
     assert inputs[1][1] == inputs[0][1]       # the same leaves, each under its own record
+
+
+def test_a_pmap_target_traces_every_leaf(ip):
+    """`jax.pmap` traces a pytree's Python numbers too (flax's imagenet step: a
+    `TrainState.step = 0` drew a learning-rate schedule with a constant step)."""
+    ip.run_cell(SETUP)
+    ip.run_cell("pstep = jax.pmap(lambda s, x: x @ s.params['w'] * s.step, in_axes=(None, 0))")
+    v = ip.run_line_magic("jaxpr", "-o pstep(state, jnp.ones((8, 2, 3)))")
+    assert "state · 3 leaves" in [t for t, _ in _inputs(v)], _inputs(v)
+    record = dict(_inputs(v))["state · 3 leaves"]
+    assert "step i32[]" in record, record
+    assert not any("held static" in n for n in v.notes), v.notes

@@ -226,7 +226,7 @@ class Slot:
 
 
 _PYTHON_SCALARS = (bool, int, float, complex, np.bool_, np.number)
-TRACES_EVERY_LEAF = ("jax.jit", "nnx.jit")   # jit kinds that trace a pytree's scalars too
+TRACES_EVERY_LEAF = ("jax.jit", "nnx.jit", "jax.pmap")   # kinds that trace a pytree's scalars
 
 
 def _slot(name: str, value: Any, static: bool, param: str | None = None,
@@ -355,7 +355,7 @@ class Partition:
         """One line each: what was held static, what state the call changes, what jit
         leaves out."""
         out = []
-        if kind:
+        if kind and kind != "jax.pmap":     # a pmap is traced as given: its group says so
             out.append(f"traced through {kind}: the body of {title}")
         if self.held_note():
             out.append(self.held_note())

@@ -61,7 +61,9 @@ def resolve(call: BoundCall, static_argnums=None, static_argnames=None):
     are given."""
     fun, title, kind = call.func, call.label, ""
     found = libraries.unwrap_jit(call.func)
-    if found is not None:
+    if found is None and _compat.is_pmap(call.func):
+        kind = "jax.pmap"       # traced as given, by pmap's rule: every leaf an input
+    elif found is not None:
         fun, opts, kind = found
         title = libraries.func_name(fun)
         if static_argnums is None and static_argnames is None:     # as jit applies them:
