@@ -120,13 +120,14 @@ key, *subkeys = jr.split(key, num=batch_size + 1)
 subkeys = jnp.array(subkeys)
 """
 
-# title, setup, call, the model's own class names, notebook cells run before the setup
+# title, setup, call, the names the graph gives the model's own modules (Linen's scope
+# names where the model sets them: wmt's `encoderblock_0`), notebook cells run first
 HELD_OUT = [
     ("imagenet ResNet18 (Linen)", IMAGENET, "p_train_step(state, batch)",
      ("ResNet", "ResNetBlock"), None),
     ("wmt Transformer (Linen)", WMT, "p_train_step(state, batch, dropout_rng=dropout_rngs)",
-     ("Transformer", "Encoder", "Decoder", "Encoder1DBlock", "EncoderDecoder1DBlock",
-      "MlpBlock", "AddPositionEmbs"), None),
+     ("Transformer", "encoder", "decoder", "encoderblock", "encoderdecoderblock", "MlpBlock",
+      "posembed"), None),
     ("mnist_tutorial CNN (NNX)", MNIST, "train_step(train_model, optimizer, metrics, rngs, batch)",
      ("CNN",), Notebook(FLAX, "docs_nnx/mnist_tutorial.ipynb", (3, 5, 6, 7))),
     ("Equinox ViT notebook", VIT, "step_model(model, optimizer, state, images, labels, subkeys)",
