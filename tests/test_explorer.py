@@ -215,3 +215,14 @@ def test_offered_in_a_kernel_a_notebook_server_started(tmp_path):
     static = ["image/png", "text/html", "text/plain"]
     assert shown["session"] == [sorted(static + [WIDGET]), static]
     assert shown["nbclient"] == [static, static]
+
+
+def test_hover_names_a_location_the_boxes_leave_off(ip):
+    """Every box of a level on one line drops its location from the picture; hovering
+    one still says where it is."""
+    ip.run_cell("def loss(x):\n    return jnp.sum(jnp.sin(x) * jnp.cos(x) + 1.0)")
+    view = ip.run_line_magic("jaxpr", "-o loss(jnp.ones(4))")
+    w = JaxprExplorer(view)
+    ops = [r for r in w.table.values() if r["kind"] in ("sin", "cos", "mul", "add")]
+    assert ops and all(r["where"] == "loss:2" for r in ops), ops
+    assert not any(n.where for n in view.graph.nodes.values() if n.kind == "op")

@@ -210,7 +210,9 @@ def _matches(g: G.Graph, query: str) -> tuple[list[G.Node], list[G.Cluster]]:
 
 def hover_table(g: G.Graph, folded: G.Graph, by_line: set[int]) -> dict:
     """What hovering shows, by SVG title: a node's title, kind, details, location, source
-    line (with the library frame), input and output shapes, and what a click does."""
+    line (with the library frame), input and output shapes, and what a click does. A
+    location the picture leaves off its boxes (one shared by a whole group) is still here."""
+    located = {e: n.where for n in folded.nodes.values() if n.where for e in n.eqns}
     ins: dict[int, list[str]] = {}
     outs: dict[int, list[str]] = {}
     for e in g.edges:
@@ -223,7 +225,8 @@ def hover_table(g: G.Graph, folded: G.Graph, by_line: set[int]) -> dict:
             "lines" if n.kind == "group" and n.cluster in by_line else ""
         table[f"n{n.id}"] = {
             "title": n.title, "kind": n.primitive or n.kind, "detail": list(n.detail),
-            "where": n.where, "source": n.source, "inputs": _distinct(ins.get(n.id, [])),
+            "where": n.where or next((located[e] for e in n.eqns if e in located), ""),
+            "source": n.source, "inputs": _distinct(ins.get(n.id, [])),
             "outputs": _distinct(outs.get(n.id, [])), "equations": len(n.eqns),
             "click": click}
     for c in g.clusters.values():
