@@ -46,7 +46,7 @@ def main():
     params, x = sharded()
     grad = jax.grad(model)
     t = trace(BoundCall(grad, (params, x), {}, ["params", "x"], {}, "grad(model)(params, x)"))
-    analysis, types, mesh, problem = collectives.prepare(t)
+    analysis, types, _, mesh, problem = collectives.prepare(t)
     assert problem is None, problem
     program = hlo.parse(analysis.before_partitioning)
     reached = {tag for ins in program.values() for tag in ins.tags[-1:]}

@@ -103,8 +103,8 @@ def _sharding(traced):
     from .core import collectives as C
     from .render.collectives import Collectives
 
-    analysis, types, mesh, problem = C.prepare(traced)
-    graph = _graph.build(traced, sharding=True, types=types)
+    analysis, types, specs, mesh, problem = C.prepare(traced)
+    graph = _graph.build(traced, sharding=True, types=types, specs=specs)
     if analysis is None:
         notes = [f"the compiled program could not be analysed ({problem}); shardings are "
                  "the jaxpr's own types"]

@@ -228,6 +228,59 @@ def test_a_sharding_constraint_shows_what_it_forced():
     ops = {n.primitive: n for n in view.full.nodes.values() if n.kind == "op"}
     assert ops["sharding_constraint"].detail[-1] == "→ f32[32@Y,64]"
     assert ops["transpose"].detail[-1] == "→ f32[64,32@Y]"
+    assert resharded(view) == {("arg0", "sin"): "P('X', 'Y') → P('Y', None)"}
     moved = [c for c in view.collectives if c.argument == 0]
     assert moved and all(c.where == f"constrained:{line_of(constrained, 'sin')}"
                          and not c.written for c in moved)
+
+
+def mismatched(x, w1, w2):
+    h = jax.nn.relu(x @ w1)
+    h = jax.lax.with_sharding_constraint(h, NamedSharding(mesh(), P("model", "data")))
+    return h @ w2
+
+
+def resharded(view):
+    """{(producer title, reader primitive): 'from → to'} of the edges marked moved."""
+    nodes = view.full.nodes
+    return {(nodes[e.src].title, nodes[e.dst].primitive): e.reshard
+            for e in view.full.edges if e.reshard}
+
+
+def test_a_value_resharded_between_producer_and_reader_is_marked():
+    """The constraint transposes the hidden layer's layout; the compiler moves it back to
+    the first matmul, whose operands must then arrive sharded otherwise: their edges say
+    from what to what, and the partitioner's moves are joined to that matmul."""
+    view = jaxmagic.trace(mismatched, *mlp_args(), sharding=True)
+    marks = resharded(view)
+    assert marks[("arg0", "dot_general")] == "P('data', None) → P('model', None)"
+    assert marks[("arg1", "dot_general")] == "P(None, 'model') → P(None, 'data')"
+    assert marks[("arg2", "dot_general")] == "P('model', None) → P(None, None)"
+    for e in (e for e in view.full.edges if e.reshard):   # each one moves data there
+        eqns = view.full.nodes[e.dst].eqns
+        assert any(c.equation in eqns and not c.written and c.kind in
+                   ("all-gather", "all-to-all", "collective-permute") for c in view.collectives)
+    dot = view.dot()
+    marked = [ln for ln in dot.splitlines() if "P('data', None) → P('model', None)" in ln]
+    assert marked and 'style=dashed' in marked[0] and "#dc2626" in marked[0]
+    assert "(P('data', None) → P('model', None))" in view.text()
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_a_clean_program_has_no_marks(grad):
+    f = jax.grad(lambda x, w1, w2: mlp(x, w1, w2).sum(), argnums=(1, 2)) if grad else mlp
+    view = jaxmagic.trace(f, *mlp_args(), sharding=True)
+    assert resharded(view) == {}
+    assert "#dc2626" not in view.dot()
+
+
+def test_an_explicit_reshard_is_marked_from_the_types():
+    m = mesh(AxisType.Explicit)
+    x, w1 = put(m, (256, 512), P("data", None)), put(m, (512, 1024), P(None, "model"))
+
+    def f(x, w1):
+        y = jnp.sin(x @ w1).T * 2
+        return jax.sharding.reshard(y, NamedSharding(m, P("data", None)))
+
+    marks = resharded(jaxmagic.trace(f, x, w1, sharding=True))
+    assert marks == {("mul · 2", "reshard"): "P('model', 'data') → P('data', None)"}

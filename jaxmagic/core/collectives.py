@@ -77,21 +77,24 @@ def mesh_axes(traced: Any, args: list) -> MeshAxes:
     return best
 
 
-def prepare(traced: Any) -> tuple[Analysis | None, dict, MeshAxes, str | None]:
-    """(analysis or None, value types by variable, mesh axes, why the compile failed or
-    None): what `--sharding` needs before the graph is built."""
+def prepare(traced: Any) -> tuple[Analysis | None, dict, dict, MeshAxes, str | None]:
+    """(analysis or None, value types by variable, value specs by variable, mesh axes, why
+    the compile failed or None): what `--sharding` needs before the graph is built."""
     if traced.pmap and not _compat.PMAP_IS_SHARD_MAP:
-        return None, {}, MeshAxes(), ("this JAX compiles jax.pmap apart from jit; the "
-                                    "analysis compile would not be the program pmap runs")
+        return None, {}, {}, MeshAxes(), ("this JAX compiles jax.pmap apart from jit; the "
+                                        "analysis compile would not be the program pmap "
+                                        "runs")
     try:
         args = flat_args(traced)
         result = analyze(traced)
     except Exception as e:     # a program the tagged copy cannot compile: types only
-        return None, {}, MeshAxes(), f"{type(e).__name__}: {e}"
+        return None, {}, {}, MeshAxes(), f"{type(e).__name__}: {e}"
     mesh = mesh_axes(traced, args)
     types = propagation.input_types(traced, args)
     types.update(propagation.value_types(result, traced, mesh.names, mesh.sizes))
-    return result, types, mesh, None
+    specs = propagation.input_specs(traced, args)
+    specs.update(propagation.value_specs(result, traced, mesh.names, mesh.sizes))
+    return result, types, specs, mesh, None
 
 
 def find(analysis: Analysis, traced: Any, graph: Any, mesh: MeshAxes) -> list[Collective]:

@@ -101,10 +101,11 @@ def estimate(g: G.Graph) -> Size:
         c = n.cluster if n.cluster in g.clusters else None
         rows[c][rank[n.id]] += D.node_width(n) + 18          # nodesep 0.25 in
     for e in g.edges:
-        if D.labelled(g, e):
+        if D.labelled(g, e) or e.reshard:
             n = g.nodes[e.dst]
             c = n.cluster if n.cluster in g.clusters else None
-            rows[c][rank[e.dst]] += len(e.label) * D.EDGE_PT * _CHAR_PT * 0.6
+            text = max(len(e.label) if D.labelled(g, e) else 0, len(e.reshard))
+            rows[c][rank[e.dst]] += text * D.EDGE_PT * _CHAR_PT * 0.6
         # a long edge passes each rank in between as a thin virtual node
         c = _common(g, g.nodes[e.src].cluster, g.nodes[e.dst].cluster)
         for r in range(rank[e.src] + 1, rank[e.dst]):
