@@ -86,12 +86,13 @@ def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
         from .render.costs import Costs
 
         rows, measured, problem = cost_rows(traced, graph, costs == "profile", budget)
-        options["costs"] = Costs.of(rows, measured, func_name=traced.func_name,
-                                    problem=problem)
         if measured is not None and options.get("collectives") is not None:
-            from .core.collectives import charge_time
+            from .core.collectives import apart, charge_time
 
             charge_time(options["collectives"].rows, measured.instructions)
+            rows = apart(rows, options["collectives"].rows, measured.charged)
+        options["costs"] = Costs.of(rows, measured, func_name=traced.func_name,
+                                    problem=problem)
     if memory:
         options["memory"] = _memory(traced, graph, analysis)
     return JaxprView(graph, func_name=traced.func_name, stage=stage,

@@ -211,6 +211,43 @@ def test_profile_charges_measured_time_to_the_collective(ip):
     (c,) = view.collectives
     assert c.seconds is not None and 0 < c.seconds <= view.costs.total_s
     assert "bytes/device · time" in view.collectives.text()
+    # the cost rows: the all-reduce is a row of its own, at the matmul's line
+    (row,) = [r for r in view.costs if r.collective]
+    assert (row.primitive, row.seconds, row.where, row.bytes, row.index) == \
+        ("all-reduce", c.seconds, c.where, c.bytes, c.equation)
+    assert row in view.costs.top(len(view.costs.rows))
+    assert {"collective": True, "primitive": "all-reduce"}.items() <= \
+        next(r for r in view.costs.records() if r["collective"]).items()
+    (matmul,) = [n for n in view.graph.nodes.values() if c.equation in n.eqns]
+    line = next(ln for ln in view.dot().splitlines()
+                if ln.lstrip().startswith(f"n{matmul.id} "))
+    assert "all-reduce over model · 256 KiB in " in line
+
+
+@pytest.mark.slow
+def test_a_collectives_time_leaves_the_equation_it_was_joined_to():
+    """The profiler joins the all-reduce's instruction to the second matmul; `apart`
+    takes exactly what that charged the matmul and gives the collective its own row."""
+    from jaxmagic.api import _sharding
+    from jaxmagic.core.collectives import apart, charge_time
+    from jaxmagic.core.profile import cost_rows
+
+    t = trace(BoundCall(mlp, mlp_args(), {}, ["x", "w1", "w2"], {}, "mlp(x, w1, w2)"))
+    graph, found, _ = _sharding(t)
+    before, measured, problem = cost_rows(t, graph, True)
+    assert problem is None, problem
+    (c,) = found.rows
+    charge_time(found.rows, measured.instructions)
+    charged = measured.charged[c.instruction]
+    assert c.equation in charged and c.seconds == measured.instructions[c.instruction]
+    after = apart(before, found.rows, measured.charged)
+    old, new = ({r.index: r for r in rows if not r.collective} for rows in (before, after))
+    assert new[c.equation].seconds == pytest.approx(
+        old[c.equation].seconds - charged[c.equation])
+    assert [r.seconds for r in after if r.collective] == [c.seconds]
+    assert sum(r.seconds for r in after) == pytest.approx(
+        sum(r.seconds for r in before) - sum(charged.values()) + c.seconds)
+    assert sum(r.share for r in after) == pytest.approx(1.0)
 
 
 def test_a_sharding_constraint_shows_what_it_forced():

@@ -11,14 +11,14 @@ Sizes are per device, as the partitioned program holds them.
 from __future__ import annotations
 
 import math
-from collections import deque
-from dataclasses import dataclass
+from collections import defaultdict, deque
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import _compat
 from . import hlo, propagation
 from .analysis import Analysis, analyze
-from .cost import estimate, rows
+from .cost import CostRow, estimate, rows
 from .graph import COLLECTIVES
 from .profile import flat_args
 
@@ -138,6 +138,33 @@ def charge_time(found: list[Collective], per_instruction: dict[str, float]) -> N
         s = per_instruction.get(c.instruction)
         if s is not None:
             c.seconds = s * c.bytes / parts[c.instruction] if parts[c.instruction] else s
+
+
+def apart(cost_rows: list[CostRow], found: list[Collective],
+          charged: dict[str, dict[int, float]]) -> list[CostRow]:
+    """The cost rows with each timed collective's time on a row of its own (kind, bytes,
+    line, group), taken from the equations the profiler joined its instruction to: a
+    matmul's row keeps its arithmetic, the all-reduce after it gets the wait."""
+    parts: dict[str, list[Collective]] = defaultdict(list)
+    for c in found:
+        parts[c.instruction].append(c)
+    moved = [c for name, cs in parts.items() if all(
+        c.seconds is not None and c.equation is not None for c in cs) for c in cs]
+    taken: dict[int, float] = defaultdict(float)
+    for name in {c.instruction for c in moved}:
+        for e, s in charged.get(name, {}).items():
+            taken[e] += s
+    hosts = {r.index: r for r in cost_rows}
+    out = [replace(r, seconds=max(0.0, r.seconds - taken[r.index]))
+           if r.index in taken and r.seconds is not None else r for r in cost_rows]
+    for c in moved:
+        host = hosts.get(c.equation)
+        out.append(CostRow(c.equation, c.kind, 0.0, c.bytes, c.seconds, 0.0, c.where,
+                           c.group, c.clusters, host.parents if host else (),
+                           backward=bool(host and host.backward), series=c.series,
+                           collective=True))
+    total = sum(r.seconds or 0.0 for r in out)
+    return [replace(r, share=(r.seconds or 0.0) / total if total else 0.0) for r in out]
 
 
 def _processes(groups: list[list[int]] | None, mesh: MeshAxes) -> int:

@@ -58,8 +58,7 @@ def _label(title: str, detail, where: str, extra: str = "") -> str:
     rows = [attr_text(title, 60)] + [attr_text(d, 60) for d in detail]
     if where:
         rows.append(attr_text(where, 60))
-    if extra:
-        rows.append(attr_text(extra, 60))
+    rows += [attr_text(x, 60) for x in extra.split("\n") if x]
     return '"' + "\\n".join(rows) + '"'
 
 

@@ -249,7 +249,7 @@ class JaxprView:
             nodes = dict(overlay.get("overlay", {}))
             for i, (fill, line, _) in self.collectives.overlay(g).items():
                 _, cost, emphasised = nodes.get(i, (fill, "", False))
-                nodes[i] = (fill, " · ".join(x for x in (line, cost) if x), emphasised)
+                nodes[i] = (fill, "\n".join(x for x in (line, cost) if x), emphasised)
             overlay["overlay"] = nodes
         return to_dot(g, self.rankdir, self._title(g), **overlay)
 
