@@ -12,6 +12,7 @@ from jax.sharding import PartitionSpec as P
 
 import jaxmagic
 from jaxmagic import _compat
+from jaxmagic.core import graph as G
 from jaxmagic.core import propagation
 from jaxmagic.core.analysis import analyze
 from jaxmagic.core.target import BoundCall
@@ -292,7 +293,7 @@ def test_a_value_resharded_between_producer_and_reader_is_marked():
     marks = resharded(view)
     assert marks[("arg0", "dot_general")] == "P('data', None) → P('model', None)"
     assert marks[("arg1", "dot_general")] == "P(None, 'model') → P(None, 'data')"
-    assert marks[("arg2", "dot_general")] == "P('model', None) → P(None, None)"
+    assert len(marks) == 2      # w2's contraction: gathered, as its badge says, not judged
     for e in (e for e in view.full.edges if e.reshard):   # each one moves data there
         eqns = view.full.nodes[e.dst].eqns
         assert any(c.equation in eqns and not c.written and c.kind in
@@ -321,3 +322,43 @@ def test_an_explicit_reshard_is_marked_from_the_types():
 
     marks = resharded(jaxmagic.trace(f, x, w1, sharding=True))
     assert marks == {("mul · 2", "reshard"): "P('model', 'data') → P('data', None)"}
+
+
+
+def wide(h, k, w=None):
+    branches = []
+    for i in range(k):
+        branches.append(jnp.sin(h * (i + 1.5)))
+    s = jnp.stack(branches).sum(0)
+    return s if w is None else s @ w     # contracts the sharded dimension: an all-reduce
+
+
+
+def layers(x, w):
+    with jax.named_scope("embed"):
+        a = wide(x, 8)
+    with jax.named_scope("mlp"):
+        b = wide(x, 5, w)
+    return a + b
+
+
+def test_the_default_depth_opens_the_group_holding_a_collective_first():
+    """Two layers side by side do not both fit equation by equation: by size alone the
+    bigger `embed` opens and `mlp` shows its lines' groups; with --sharding the group
+    holding the all-reduce opens first, its matmul a node of its own, and the picture
+    stays legible (no coarser view)."""
+    m = mesh()
+    x, w = put(m, (64, 256), P(None, "model")), put(m, (256, 256), P("model", None))
+    view = jaxmagic.trace(layers, x, w, sharding=True)
+    (c,) = view.collectives
+    assert (c.kind, c.group) == ("all-reduce", "mlp")    # the scope and the call it holds
+    (holder,) = [n for n in view.graph.nodes.values() if c.equation in n.eqns]
+    assert (holder.kind, holder.primitive) == ("op", "dot_general")
+    assert [view.graph.clusters[k].title for k in G._ancestors(view.graph, holder.cluster)] \
+        == ["mlp"]
+    assert "all-reduce over" in next(ln for ln in view.dot().splitlines()
+                                     if ln.lstrip().startswith(f"n{holder.id} "))
+    assert not view.notes, view.notes
+    plain = jaxmagic.trace(layers, x, w)
+    (box,) = [n for n in plain.graph.nodes.values() if c.equation in n.eqns]
+    assert box.kind == "group" and "dot_general" not in box.title, box

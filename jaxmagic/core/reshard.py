@@ -7,7 +7,8 @@ instruction's result only. It follows from the result for the dimensions an oper
 shares with it: all of them for an elementwise operation or a sharding constraint, the
 permuted ones for a transpose, the batch and free dimensions of a matmul, the kept ones
 of a reduction. A dimension the result does not keep (a matmul's contraction, a reduced
-one) keeps the producer's axes but those the result shards its own dimensions over. Other primitives
+one) is not judged: the partitioner may gather it, or reduce over it and slice the
+result; where the kept dimensions would then use one axis twice, neither is judged. Other primitives
 are not judged.
 """
 from __future__ import annotations
@@ -78,10 +79,9 @@ def expected(eqn: Any, k: int, result: Spec, produced: Spec) -> Spec | None:
     dims = operand_dims(eqn, k)
     if dims is None or len(dims) != len(produced):
         return None
-    taken = {a for axes in result for a in axes}
-    return tuple(result[d] if d is not None else
-                 tuple(a for a in produced[i] if a not in taken)
-                 for i, d in enumerate(dims))
+    want = tuple(result[d] if d is not None else produced[i] for i, d in enumerate(dims))
+    axes = [a for dim in want for a in dim]
+    return want if len(axes) == len(set(axes)) else None
 
 
 def spec_text(spec: Spec) -> str:
