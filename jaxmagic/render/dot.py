@@ -216,7 +216,7 @@ def _edge_attrs(g: Graph, e) -> str:
         rows.append(attr_text(e.reshard, 60))
         text = "\\n".join(rows)
         return (f' [xlabel="{text}", color="{RESHARD}", fontcolor="{RESHARD}", '
-                'style=dashed, penwidth=1.6]')
+                'style=dashed, penwidth=1.6, minlen=2]')
     return f' [xlabel="{rows[0]}"]' if rows else ""
 
 
