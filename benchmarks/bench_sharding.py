@@ -4,7 +4,8 @@ A 16-layer transformer gradient on a 2×4 mesh (Auto), batch over `data`, each w
 columns over `model`:
 1. the share of equation outputs that reach the compiled program and got a propagated
    sharding on the graph (target: all of them);
-2. the collectives found and the share joined to an equation and line (target: all);
+2. the collectives found and the share joined to an equation and line (target: all),
+   and the edges marked as resharded between producer and reader;
 3. `%jaxpr --sharding` against plain `%jaxpr` end to end (trace, analysis compile, layout),
    and the analysis compile against a plain `jax.jit(...).lower().compile()`.
 
@@ -46,7 +47,7 @@ def main():
     params, x = sharded()
     grad = jax.grad(model)
     t = trace(BoundCall(grad, (params, x), {}, ["params", "x"], {}, "grad(model)(params, x)"))
-    analysis, types, mesh, problem = collectives.prepare(t)
+    analysis, types, _, mesh, problem = collectives.prepare(t)
     assert problem is None, problem
     program = hlo.parse(analysis.before_partitioning)
     reached = {tag for ins in program.values() for tag in ins.tags[-1:]}
@@ -63,6 +64,10 @@ def main():
     joined = sum(1 for c in rows if c.where)
     print(f"2. collectives: {len(rows)}, joined to a line {joined}/{len(rows)}; "
           f"{sum(c.bytes for c in rows) / 2 ** 20:.1f} MiB per device per call")
+    edges = view.full.edges
+    moved = [e for e in edges if e.reshard]
+    print(f"   edges marked resharded: {len(moved)}/{len(edges)}"
+          + (f" (e.g. {moved[0].reshard})" if moved else ""))
 
     _, plain = timed(lambda: jaxmagic.trace(grad, params, x).svg())
     _, with_sharding = timed(lambda: jaxmagic.trace(grad, params, x, sharding=True).svg())

@@ -86,12 +86,13 @@ def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
         from .render.costs import Costs
 
         rows, measured, problem = cost_rows(traced, graph, costs == "profile", budget)
-        options["costs"] = Costs.of(rows, measured, func_name=traced.func_name,
-                                    problem=problem)
         if measured is not None and options.get("collectives") is not None:
-            from .core.collectives import charge_time
+            from .core.collectives import apart, charge_time
 
             charge_time(options["collectives"].rows, measured.instructions)
+            rows = apart(rows, options["collectives"].rows, measured.charged)
+        options["costs"] = Costs.of(rows, measured, func_name=traced.func_name,
+                                    problem=problem)
     if memory:
         options["memory"] = _memory(traced, graph, analysis)
     return JaxprView(graph, func_name=traced.func_name, stage=stage,
@@ -103,8 +104,8 @@ def _sharding(traced):
     from .core import collectives as C
     from .render.collectives import Collectives
 
-    analysis, types, mesh, problem = C.prepare(traced)
-    graph = _graph.build(traced, sharding=True, types=types)
+    analysis, types, specs, mesh, problem = C.prepare(traced)
+    graph = _graph.build(traced, sharding=True, types=types, specs=specs)
     if analysis is None:
         notes = [f"the compiled program could not be analysed ({problem}); shardings are "
                  "the jaxpr's own types"]

@@ -211,7 +211,8 @@ class JaxMagic(Magics):
               "(the types' own on an Explicit mesh, the compiler's choice on an Auto one) "
               "and every collective the compiled program runs, at the line that caused "
               "it, with its mesh axes and bytes per device (view.collectives holds the "
-              "rows); one extra compile")
+              "rows); a value resharded between producer and reader is a red dashed "
+              "edge (P('data', None) → P('model', None)); one extra compile")
     @argument("--memory", action="store_true", help="bytes live at the compiled program's "
               "peak per equation and group on the graph, the live-bytes curve over XLA's "
               "schedule, and the buffers alive at the peak (view.memory holds the rows); "

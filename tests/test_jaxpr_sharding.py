@@ -12,6 +12,7 @@ from jax.sharding import PartitionSpec as P
 
 import jaxmagic
 from jaxmagic import _compat
+from jaxmagic.core import graph as G
 from jaxmagic.core import propagation
 from jaxmagic.core.analysis import analyze
 from jaxmagic.core.target import BoundCall
@@ -211,6 +212,43 @@ def test_profile_charges_measured_time_to_the_collective(ip):
     (c,) = view.collectives
     assert c.seconds is not None and 0 < c.seconds <= view.costs.total_s
     assert "bytes/device · time" in view.collectives.text()
+    # the cost rows: the all-reduce is a row of its own, at the matmul's line
+    (row,) = [r for r in view.costs if r.collective]
+    assert (row.primitive, row.seconds, row.where, row.bytes, row.index) == \
+        ("all-reduce", c.seconds, c.where, c.bytes, c.equation)
+    assert row in view.costs.top(len(view.costs.rows))
+    assert {"collective": True, "primitive": "all-reduce"}.items() <= \
+        next(r for r in view.costs.records() if r["collective"]).items()
+    (matmul,) = [n for n in view.graph.nodes.values() if c.equation in n.eqns]
+    line = next(ln for ln in view.dot().splitlines()
+                if ln.lstrip().startswith(f"n{matmul.id} "))
+    assert "all-reduce over model · 256 KiB in " in line
+
+
+@pytest.mark.slow
+def test_a_collectives_time_leaves_the_equation_it_was_joined_to():
+    """The profiler joins the all-reduce's instruction to the second matmul; `apart`
+    takes exactly what that charged the matmul and gives the collective its own row."""
+    from jaxmagic.api import _sharding
+    from jaxmagic.core.collectives import apart, charge_time
+    from jaxmagic.core.profile import cost_rows
+
+    t = trace(BoundCall(mlp, mlp_args(), {}, ["x", "w1", "w2"], {}, "mlp(x, w1, w2)"))
+    graph, found, _ = _sharding(t)
+    before, measured, problem = cost_rows(t, graph, True)
+    assert problem is None, problem
+    (c,) = found.rows
+    charge_time(found.rows, measured.instructions)
+    charged = measured.charged[c.instruction]
+    assert c.equation in charged and c.seconds == measured.instructions[c.instruction]
+    after = apart(before, found.rows, measured.charged)
+    old, new = ({r.index: r for r in rows if not r.collective} for rows in (before, after))
+    assert new[c.equation].seconds == pytest.approx(
+        old[c.equation].seconds - charged[c.equation])
+    assert [r.seconds for r in after if r.collective] == [c.seconds]
+    assert sum(r.seconds for r in after) == pytest.approx(
+        sum(r.seconds for r in before) - sum(charged.values()) + c.seconds)
+    assert sum(r.share for r in after) == pytest.approx(1.0)
 
 
 def test_a_sharding_constraint_shows_what_it_forced():
@@ -228,6 +266,99 @@ def test_a_sharding_constraint_shows_what_it_forced():
     ops = {n.primitive: n for n in view.full.nodes.values() if n.kind == "op"}
     assert ops["sharding_constraint"].detail[-1] == "→ f32[32@Y,64]"
     assert ops["transpose"].detail[-1] == "→ f32[64,32@Y]"
+    assert resharded(view) == {("arg0", "sin"): "P('X', 'Y') → P('Y', None)"}
     moved = [c for c in view.collectives if c.argument == 0]
     assert moved and all(c.where == f"constrained:{line_of(constrained, 'sin')}"
                          and not c.written for c in moved)
+
+
+def mismatched(x, w1, w2):
+    h = jax.nn.relu(x @ w1)
+    h = jax.lax.with_sharding_constraint(h, NamedSharding(mesh(), P("model", "data")))
+    return h @ w2
+
+
+def resharded(view):
+    """{(producer title, reader primitive): 'from → to'} of the edges marked moved."""
+    nodes = view.full.nodes
+    return {(nodes[e.src].title, nodes[e.dst].primitive): e.reshard
+            for e in view.full.edges if e.reshard}
+
+
+def test_a_value_resharded_between_producer_and_reader_is_marked():
+    """The constraint transposes the hidden layer's layout; the compiler moves it back to
+    the first matmul, whose operands must then arrive sharded otherwise: their edges say
+    from what to what, and the partitioner's moves are joined to that matmul."""
+    view = jaxmagic.trace(mismatched, *mlp_args(), sharding=True)
+    marks = resharded(view)
+    assert marks[("arg0", "dot_general")] == "P('data', None) → P('model', None)"
+    assert marks[("arg1", "dot_general")] == "P(None, 'model') → P(None, 'data')"
+    assert len(marks) == 2      # w2's contraction: gathered, as its badge says, not judged
+    for e in (e for e in view.full.edges if e.reshard):   # each one moves data there
+        eqns = view.full.nodes[e.dst].eqns
+        assert any(c.equation in eqns and not c.written and c.kind in
+                   ("all-gather", "all-to-all", "collective-permute") for c in view.collectives)
+    dot = view.dot()
+    marked = [ln for ln in dot.splitlines() if "P('data', None) → P('model', None)" in ln]
+    assert marked and 'style=dashed' in marked[0] and "#dc2626" in marked[0]
+    assert "(P('data', None) → P('model', None))" in view.text()
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_a_clean_program_has_no_marks(grad):
+    f = jax.grad(lambda x, w1, w2: mlp(x, w1, w2).sum(), argnums=(1, 2)) if grad else mlp
+    view = jaxmagic.trace(f, *mlp_args(), sharding=True)
+    assert resharded(view) == {}
+    assert "#dc2626" not in view.dot()
+
+
+def test_an_explicit_reshard_is_marked_from_the_types():
+    m = mesh(AxisType.Explicit)
+    x, w1 = put(m, (256, 512), P("data", None)), put(m, (512, 1024), P(None, "model"))
+
+    def f(x, w1):
+        y = jnp.sin(x @ w1).T * 2
+        return jax.sharding.reshard(y, NamedSharding(m, P("data", None)))
+
+    marks = resharded(jaxmagic.trace(f, x, w1, sharding=True))
+    assert marks == {("mul · 2", "reshard"): "P('model', 'data') → P('data', None)"}
+
+
+
+def wide(h, k, w=None):
+    branches = []
+    for i in range(k):
+        branches.append(jnp.sin(h * (i + 1.5)))
+    s = jnp.stack(branches).sum(0)
+    return s if w is None else s @ w     # contracts the sharded dimension: an all-reduce
+
+
+
+def layers(x, w):
+    with jax.named_scope("embed"):
+        a = wide(x, 8)
+    with jax.named_scope("mlp"):
+        b = wide(x, 5, w)
+    return a + b
+
+
+def test_the_default_depth_opens_the_group_holding_a_collective_first():
+    """Two layers side by side do not both fit equation by equation: by size alone the
+    bigger `embed` opens and `mlp` shows its lines' groups; with --sharding the group
+    holding the all-reduce opens first, its matmul a node of its own, and the picture
+    stays legible (no coarser view)."""
+    m = mesh()
+    x, w = put(m, (64, 256), P(None, "model")), put(m, (256, 256), P("model", None))
+    view = jaxmagic.trace(layers, x, w, sharding=True)
+    (c,) = view.collectives
+    assert (c.kind, c.group) == ("all-reduce", "mlp")    # the scope and the call it holds
+    (holder,) = [n for n in view.graph.nodes.values() if c.equation in n.eqns]
+    assert (holder.kind, holder.primitive) == ("op", "dot_general")
+    assert [view.graph.clusters[k].title for k in G._ancestors(view.graph, holder.cluster)] \
+        == ["mlp"]
+    assert "all-reduce over" in next(ln for ln in view.dot().splitlines()
+                                     if ln.lstrip().startswith(f"n{holder.id} "))
+    assert not view.notes, view.notes
+    plain = jaxmagic.trace(layers, x, w)
+    (box,) = [n for n in plain.graph.nodes.values() if c.equation in n.eqns]
+    assert box.kind == "group" and "dot_general" not in box.title, box

@@ -11,14 +11,14 @@ Sizes are per device, as the partitioned program holds them.
 from __future__ import annotations
 
 import math
-from collections import deque
-from dataclasses import dataclass
+from collections import defaultdict, deque
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import _compat
 from . import hlo, propagation
 from .analysis import Analysis, analyze
-from .cost import estimate, rows
+from .cost import CostRow, estimate, rows
 from .graph import COLLECTIVES
 from .profile import flat_args
 
@@ -77,21 +77,24 @@ def mesh_axes(traced: Any, args: list) -> MeshAxes:
     return best
 
 
-def prepare(traced: Any) -> tuple[Analysis | None, dict, MeshAxes, str | None]:
-    """(analysis or None, value types by variable, mesh axes, why the compile failed or
-    None): what `--sharding` needs before the graph is built."""
+def prepare(traced: Any) -> tuple[Analysis | None, dict, dict, MeshAxes, str | None]:
+    """(analysis or None, value types by variable, value specs by variable, mesh axes, why
+    the compile failed or None): what `--sharding` needs before the graph is built."""
     if traced.pmap and not _compat.PMAP_IS_SHARD_MAP:
-        return None, {}, MeshAxes(), ("this JAX compiles jax.pmap apart from jit; the "
-                                    "analysis compile would not be the program pmap runs")
+        return None, {}, {}, MeshAxes(), ("this JAX compiles jax.pmap apart from jit; the "
+                                        "analysis compile would not be the program pmap "
+                                        "runs")
     try:
         args = flat_args(traced)
         result = analyze(traced)
     except Exception as e:     # a program the tagged copy cannot compile: types only
-        return None, {}, MeshAxes(), f"{type(e).__name__}: {e}"
+        return None, {}, {}, MeshAxes(), f"{type(e).__name__}: {e}"
     mesh = mesh_axes(traced, args)
     types = propagation.input_types(traced, args)
     types.update(propagation.value_types(result, traced, mesh.names, mesh.sizes))
-    return result, types, mesh, None
+    specs = propagation.input_specs(traced, args)
+    specs.update(propagation.value_specs(result, traced, mesh.names, mesh.sizes))
+    return result, types, specs, mesh, None
 
 
 def find(analysis: Analysis, traced: Any, graph: Any, mesh: MeshAxes) -> list[Collective]:
@@ -135,6 +138,33 @@ def charge_time(found: list[Collective], per_instruction: dict[str, float]) -> N
         s = per_instruction.get(c.instruction)
         if s is not None:
             c.seconds = s * c.bytes / parts[c.instruction] if parts[c.instruction] else s
+
+
+def apart(cost_rows: list[CostRow], found: list[Collective],
+          charged: dict[str, dict[int, float]]) -> list[CostRow]:
+    """The cost rows with each timed collective's time on a row of its own (kind, bytes,
+    line, group), taken from the equations the profiler joined its instruction to: a
+    matmul's row keeps its arithmetic, the all-reduce after it gets the wait."""
+    parts: dict[str, list[Collective]] = defaultdict(list)
+    for c in found:
+        parts[c.instruction].append(c)
+    moved = [c for name, cs in parts.items() if all(
+        c.seconds is not None and c.equation is not None for c in cs) for c in cs]
+    taken: dict[int, float] = defaultdict(float)
+    for name in {c.instruction for c in moved}:
+        for e, s in charged.get(name, {}).items():
+            taken[e] += s
+    hosts = {r.index: r for r in cost_rows}
+    out = [replace(r, seconds=max(0.0, r.seconds - taken[r.index]))
+           if r.index in taken and r.seconds is not None else r for r in cost_rows]
+    for c in moved:
+        host = hosts.get(c.equation)
+        out.append(CostRow(c.equation, c.kind, 0.0, c.bytes, c.seconds, 0.0, c.where,
+                           c.group, c.clusters, host.parents if host else (),
+                           backward=bool(host and host.backward), series=c.series,
+                           collective=True))
+    total = sum(r.seconds or 0.0 for r in out)
+    return [replace(r, share=(r.seconds or 0.0) / total if total else 0.0) for r in out]
 
 
 def _processes(groups: list[list[int]] | None, mesh: MeshAxes) -> int:

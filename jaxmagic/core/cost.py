@@ -202,6 +202,8 @@ class CostRow:
     backward: bool = False     # emitted by reverse-mode differentiation
     series: str = ""           # `group` as drawn: a repeated call named for its series,
     #                            "block ×16 · backward" for each of the 16 calls
+    collective: bool = False   # a collective's own row (`--sharding --profile`): the time
+    #                            it spent moving data, apart from its equation's compute
 
 
 def _chain(graph: Any, cluster: int | None) -> tuple[int, ...]:

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from .. import _compat
-from . import calltree
+from . import calltree, reshard
 from .libraries import equinox
 from .trace import Traced
 
@@ -64,6 +64,7 @@ class Edge:
     src: int
     dst: int
     label: str = ""
+    reshard: str = ""         # `P('data', None) → P('model', None)`: moved on its way
 
 
 @dataclass
@@ -210,13 +211,14 @@ def _unrepeated(names: tuple[str, ...]) -> tuple[str, ...]:
 
 class _Builder:
     def __init__(self, wrappers: frozenset[str] = frozenset(), sharding: bool = False,
-                 types: dict | None = None) -> None:
+                 types: dict | None = None, specs: dict | None = None) -> None:
         self.wrappers = wrappers      # library calls that called back: drawn as their inside
         # edge labels: `f32[256,512]`, or with `sharding` the type as JAX prints it,
         # `f32[256@data,512]`, `f32[8,4]{V:i}`; `types`: the compiler's choice for values
         # whose type has none (an Auto mesh), by variable
         self.type_text = _compat.typed_aval_str if sharding else aval_str
         self.types = dict(types or {})
+        self.specs = dict(specs or {})     # the mesh axes of each dimension, by variable
         self.sharding = sharding
         self.nodes: dict[int, Node] = {}
         self.edges: list[Edge] = []
@@ -247,12 +249,16 @@ class _Builder:
         self.order[parent].append(("c", i))
         return i
 
-    def edge(self, src: int, dst: int, label: str) -> None:
-        self.edges.append(Edge(src, dst, label))
+    def spec_of(self, atom: Any) -> Any:
+        """A value's sharding: its type's (an Explicit mesh), else the compiler's."""
+        return reshard.aval_spec(atom.aval) or self.specs.get(atom)
+
+    def edge(self, src: int, dst: int, label: str, reshard: str = "") -> None:
+        self.edges.append(Edge(src, dst, label, reshard))
 
     # env maps a Var to the node that produces it (or a Literal standing for itself), and
     # ("role", Var) to the part a nested jaxpr's input plays (carry, xs, …)
-    def feed(self, atom: Any, env: dict, dst: int) -> None:
+    def feed(self, atom: Any, env: dict, dst: int, moved: str = "") -> None:
         if _compat.is_literal(atom):
             return
         src = env.get(atom)
@@ -260,7 +266,7 @@ class _Builder:
             return
         role = env.get(("role", atom), "")
         label = self.label_of(atom)
-        self.edge(src, dst, f"{role} {label}" if role else label)
+        self.edge(src, dst, f"{role} {label}" if role else label, moved)
 
     def walk(self, jaxpr: Any, env: dict, cluster: int | None, level: int,
              alias: str = "") -> None:
@@ -341,8 +347,11 @@ class _Builder:
                       collective=prim in COLLECTIVES and prim not in NO_DATA,
                       backward=backward, primitive=prim, eqns=(index,),
                       signature=f"{prim}:{shapes[0]}:{shapes[1]}")
-        for a in eqn.invars:
-            self.feed(a, env, n)
+        result = self.spec_of(eqn.outvars[0]) if self.sharding and eqn.outvars else None
+        for k, a in enumerate(eqn.invars):
+            moved = "" if result is None or _compat.is_literal(a) else \
+                reshard.change(eqn, k, result, self.spec_of(a))
+            self.feed(a, env, n, moved)
         for v in eqn.outvars:
             env[v] = n
 
@@ -357,6 +366,8 @@ class _Builder:
             ienv[v] = a if _compat.is_literal(a) else env.get(a)
             if not _compat.is_literal(a) and a in self.types:   # the same value inside
                 self.types.setdefault(v, self.types[a])
+            if not _compat.is_literal(a) and a in self.specs:
+                self.specs.setdefault(v, self.specs[a])
             if roles:
                 ienv[("role", v)] = roles[i]
         self.walk(inner, ienv, cluster, level, alias)
@@ -486,12 +497,15 @@ def _where_text(file: str, line: int, func: str) -> tuple[str, str]:
     return f"{func}:{line}", text
 
 
-def build(traced: Traced, sharding: bool = False, types: dict | None = None) -> Graph:
+def build(traced: Traced, sharding: bool = False, types: dict | None = None,
+          specs: dict | None = None) -> Graph:
     """The full graph of a traced call: every equation a node, every nested jaxpr a cluster.
 
     With `sharding`, values carry their types as JAX prints them, shardings included, or
-    as `types` gives them (the compiler's propagated shardings, by variable)."""
-    b = _Builder(traced.wrappers, sharding, types)
+    as `types` gives them (the compiler's propagated shardings, by variable), and an
+    edge whose value the reader needs sharded otherwise (by `specs` where the type has no
+    sharding) says how."""
+    b = _Builder(traced.wrappers, sharding, types, specs)
     top = _compat.open_jaxpr(traced.jaxpr)
     env: dict = {}
     args = traced.in_args or [""] * len(traced.in_names)
@@ -739,13 +753,17 @@ def contract(g: Graph, rep: Callable[[Node], Any], make: Callable[[Any, list[Nod
         for m in members:
             new_id[m.id] = i
     labels: dict[tuple[int, int], list[str]] = {}
+    moved: dict[tuple[int, int], list[str]] = defaultdict(list)
     for e in g.edges:
         s, d = new_id[e.src], new_id[e.dst]
         if s != d:
             labels.setdefault((s, d), [])
             if e.label not in labels[s, d]:
                 labels[s, d].append(e.label)
-    edges = [Edge(s, d, ls[0] if len(ls) == 1 else f"{len(ls)} arrays")
+            if e.reshard and e.reshard not in moved[s, d]:
+                moved[s, d].append(e.reshard)
+    edges = [Edge(s, d, ls[0] if len(ls) == 1 else f"{len(ls)} arrays",
+                  _moved(moved.get((s, d), [])))
              for (s, d), ls in labels.items()]
     return Graph(nodes, edges, g.clusters, g.num_equations, list(g.notes),
                  grouping or g.grouping, g.series)
@@ -1219,6 +1237,11 @@ def pack(g: Graph, kinds: Iterable[str]) -> Graph:
     return contract(g, lambda n: packed.get(n.id), make)
 
 
+def _moved(changes: list[str]) -> str:
+    """One edge's reshard text for the edges it stands for."""
+    return changes[0] if len(changes) == 1 else f"{len(changes)} reshards" if changes else ""
+
+
 def unroot(g: Graph) -> Graph:
     """The traced function's own call (and its backward pass) drawn as no box: the title
     names it, and a box around the whole drawing only makes its arguments' edges run
@@ -1252,5 +1275,6 @@ def residuals(g: Graph) -> Graph:
     for dst, es in into.items():
         last = max(es, key=lambda e: e.src)
         edges.append(Edge(last.src, dst, last.label if len(es) == 1 else
-                          f"{len(es)} residuals"))
+                          f"{len(es)} residuals",
+                          _moved(list(dict.fromkeys(e.reshard for e in es if e.reshard)))))
     return replace(g, edges=edges)

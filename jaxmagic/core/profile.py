@@ -52,6 +52,8 @@ class Measured:
     platform: str
     unjoined: dict[str, float] = field(default_factory=dict)  # instruction → seconds
     instructions: dict[str, float] = field(default_factory=dict)   # all of them, per call
+    # instruction → {equation: the seconds per call of it that equation was charged}
+    charged: dict[str, dict[int, float]] = field(default_factory=dict)
 
     @property
     def joined_s(self) -> float:
@@ -302,10 +304,12 @@ def self_times(lines: dict) -> dict[str, float]:
 
 def join(per_instruction: dict[str, float], hlo: Instructions,
          costs: dict[int, EqnCost], runs: int):
-    """(seconds per equation, split equations, unjoined instructions), per call."""
+    """(seconds per equation, split equations, unjoined instructions, what each joined
+    instruction charged each equation), per call."""
     seconds: dict[int, float] = defaultdict(float)
     split: set[int] = set()
     unjoined: dict[str, float] = {}
+    charged: dict[str, dict[int, float]] = {}
     for name, s in per_instruction.items():
         eqns = sorted(hlo.tags.get(name, ()))
         if name in hlo.matmul:
@@ -315,9 +319,10 @@ def join(per_instruction: dict[str, float], hlo: Instructions,
             continue
         if len(eqns) > 1:
             split.update(eqns)
-        for e, w in zip(eqns, _weights(eqns, costs)):
-            seconds[e] += s * w / runs
-    return dict(seconds), split, unjoined
+        charged[name] = {e: s * w / runs for e, w in zip(eqns, _weights(eqns, costs))}
+        for e, share in charged[name].items():
+            seconds[e] += share
+    return dict(seconds), split, unjoined, charged
 
 
 MATMULS = ("dot_general", "conv_general_dilated")
@@ -383,11 +388,12 @@ def measure(traced: Traced, costs: list[EqnCost], budget: float = 3.0,
     if not lines:
         raise ProfilerUnavailable(f"the trace holds no events of {hlo_info.module}")
     per_instruction = self_times(lines)
-    seconds, split, unjoined = join(per_instruction, hlo_info, {c.index: c for c in costs}, runs)
+    seconds, split, unjoined, charged = join(per_instruction, hlo_info,
+                                             {c.index: c for c in costs}, runs)
     walls.sort()
     return Measured(seconds, split, sum(per_instruction.values()) / runs,
                     walls[len(walls) // 2], runs, _platform(next(iter(lines))[0]), unjoined,
-                    {k: v / runs for k, v in per_instruction.items()})
+                    {k: v / runs for k, v in per_instruction.items()}, charged)
 
 
 def _platform(plane: str) -> str:

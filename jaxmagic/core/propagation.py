@@ -23,8 +23,8 @@ from .. import _compat
 from . import hlo
 from .cost import walk
 from .graph import aval_str
-
-Spec = tuple[tuple[str, ...], ...]      # the mesh axes of each dimension
+from .reshard import Spec, from_partitions, full
+from .reshard import has_spec as _has_spec
 
 
 def value_types(analysis: Any, traced: Any, names: tuple[str, ...],
@@ -32,6 +32,15 @@ def value_types(analysis: Any, traced: Any, names: tuple[str, ...],
     """{jaxpr variable: typed text} for each equation output the dump gives a sharding
     for; variables whose type already carries one (Explicit meshes) are left out unless
     `typed_too`."""
+    return {v: typed_text(v.aval, spec)
+            for v, spec in value_specs(analysis, traced, names, sizes).items()
+            if typed_too or not _has_spec(v.aval)}
+
+
+def value_specs(analysis: Any, traced: Any, names: tuple[str, ...],
+                sizes: tuple[int, ...]) -> dict[Any, Spec]:
+    """{jaxpr variable: the mesh axes of each dimension} for each equation output the
+    dump gives a sharding for."""
     if not analysis.before_partitioning or not names:
         return {}
     program = hlo.parse(analysis.before_partitioning)
@@ -39,35 +48,34 @@ def value_types(analysis: Any, traced: Any, names: tuple[str, ...],
     for ins in program.values():       # program order: the last one wins
         if ins.tags:
             by_tag.setdefault(ins.tags[-1], []).append(ins)
-    out: dict[Any, str] = {}
+    out: dict[Any, Spec] = {}
     for index, eqn, *_ in walk(traced.jaxpr):
         candidates = by_tag.get(index, [])
         for k, v in enumerate(eqn.outvars):
-            if _compat.is_dropvar(v) or _has_spec(v.aval) and not typed_too:
+            if _compat.is_dropvar(v):
                 continue
             ins = _producer(candidates, v.aval, k, len(eqn.outvars))
             spec = spec_of(ins.attr("sharding"), names, sizes) if ins else None
             if spec is not None:
-                out[v] = typed_text(v.aval, spec)
+                out[v] = full(spec, v.aval)
     return out
 
 
 def input_types(traced: Any, args: list) -> dict[Any, str]:
     """{input variable: typed text} from the arguments' own NamedShardings."""
+    return {v: typed_text(v.aval, spec) for v, spec in input_specs(traced, args).items()
+            if not _has_spec(v.aval)}
+
+
+def input_specs(traced: Any, args: list) -> dict[Any, Spec]:
+    """{input variable: the mesh axes of each dimension} from the arguments' own
+    NamedShardings."""
     out = {}
     for v, a in zip(_compat.open_jaxpr(traced.jaxpr).invars, args):
         spec = getattr(getattr(a, "sharding", None), "spec", None)
-        if spec is not None and not _has_spec(v.aval):
-            parts = _compat.spec_partitions(spec)
-            out[v] = typed_text(v.aval, tuple(
-                () if p is None else (p,) if isinstance(p, str) else tuple(p) for p in parts)
-                + ((),) * (len(v.aval.shape) - len(parts)))
+        if spec is not None:
+            out[v] = full(from_partitions(spec), v.aval)
     return out
-
-
-def _has_spec(aval: Any) -> bool:
-    spec = getattr(getattr(aval, "sharding", None), "spec", None)
-    return spec is not None and any(p is not None for p in _compat.spec_partitions(spec))
 
 
 def _producer(candidates: list, aval: Any, k: int, n: int):

@@ -77,7 +77,9 @@ class Collectives:
         for node, cs in self._by_node(g).items():
             line = describe(cs[0], self.input_names) if len(cs) == 1 else \
                 f"{len(cs)} collectives · {fmt_ibytes(sum(c.bytes for c in cs))}"
-            out[node] = (FILL, line, False)
+            timed = [c.seconds for c in cs if c.seconds is not None]
+            out[node] = (FILL, line + (f" in {fmt_time(sum(timed))}" if timed else ""),
+                         False)
         inputs = {n.title: n.id for n in g.nodes.values() if n.kind == "input"}
         for c in self.rows:      # an argument's gather, on the argument too
             name = self.input_names[c.argument] if c.argument is not None and \

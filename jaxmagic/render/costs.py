@@ -76,7 +76,7 @@ class Costs:
             return cls(rows, mode="cost", func_name=func_name, notes=notes)
         return cls(rows, mode="profile", func_name=func_name, total_s=measured.total_s,
                    wall_s=measured.wall_s, runs=measured.runs, platform=measured.platform,
-                   coverage=measured.coverage)
+                   coverage=_joined(rows, measured.total_s))
 
     # ---- the data ----------------------------------------------------------------------
 
@@ -100,7 +100,7 @@ class Costs:
     def records(self) -> list[dict]:
         """The rows as dicts (`pandas.DataFrame(view.costs.records())`)."""
         keys = ("primitive", "flops", "bytes", "seconds", "share", "where", "group",
-                "series")
+                "series", "collective")
         return [{k: getattr(r, k) for k in keys} | {"equation": r.index, "split": r.split}
                 for r in self.rows]
 
@@ -142,8 +142,9 @@ class Costs:
         return f"{amount} · {percent(share)}"
 
     def _node_values(self, g: Graph) -> dict[int, float]:
-        """Time (or flops) per drawn node: the equations it stands for."""
-        by_index = {r.index: r for r in self.rows}
+        """Time (or flops) per drawn node: the equations it stands for; a collective's own
+        time is not its equation's (`sent`)."""
+        by_index = {r.index: r for r in self.rows if not r.collective}
         # a loop's or call's own time goes to the node that holds all of its equations
         holders = [(self._value(h), {r.index for r in self.rows if h.index in r.parents})
                    for h in self.rows if not h.is_op and self._value(h)]
@@ -172,15 +173,26 @@ class Costs:
                 moved.get(i, "")
             node_overlay[i] = (fill(share), line, i in costliest)
         clusters = {}
+        sent = self._sent(g)
         for cid in g.clusters:     # a folded series' nodes hold the equations of every call
-            v = sum(nodes[i] for i in nodes if cid in _chain(g, g.nodes[i].cluster))
+            v = sum(nodes[i] + sent.get(i, 0.0) for i in nodes
+                    if cid in _chain(g, g.nodes[i].cluster))
             if v:
                 clusters[cid] = (fill(v / total), self.label(v, v / total), False)
         return {"overlay": node_overlay, "cluster_overlay": clusters}
 
+    def _sent(self, g: Graph) -> dict[int, float]:
+        """The time of the collectives each drawn node caused, by node (their rows)."""
+        holder = {e: n.id for n in g.nodes.values() for e in n.eqns}
+        out: dict[int, float] = defaultdict(float)
+        for r in self.rows:
+            if r.collective and r.index in holder:
+                out[holder[r.index]] += self._value(r)
+        return out
+
     def _moved(self, g: Graph) -> dict[int, str]:
         """"moves 1.0 MiB" for a collective's node unprofiled: it moves data, no flops."""
-        by_index = {r.index: r for r in self.rows}
+        by_index = {r.index: r for r in self.rows if not r.collective}
         out = {}
         for n in g.nodes.values():
             rows = [by_index[e] for e in n.eqns if e in by_index]
@@ -286,6 +298,11 @@ class Costs:
 
     def __repr__(self) -> str:
         return f"<Costs {self.func_name}: {len(self.rows)} equations, {self.headline()}>"
+
+
+def _joined(rows: list[CostRow], total_s: float) -> float:
+    """The share of the measured time the rows hold (equations and collectives)."""
+    return sum(r.seconds or 0.0 for r in rows) / total_s if total_s else 0.0
 
 
 def _columns(rows: list[list[str]], header: list[str]) -> list[str]:

@@ -32,6 +32,7 @@ CLUSTER = {"jit": "#eff6ff", "scan": "#f0fdf4", "cond": "#fefce8", "branch": "#f
            "while": "#fdf4ff", "while_cond": "#faf5ff", "while_body": "#faf5ff",
            "shard_map": "#fff7ed", "scope": "#f8fafc"}
 EMPHASIS = "#b91c1c"     # the costliest nodes of a --profile / --cost overlay
+RESHARD = "#dc2626"      # an edge whose value the partitioner moves on its way
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
@@ -57,8 +58,7 @@ def _label(title: str, detail, where: str, extra: str = "") -> str:
     rows = [attr_text(title, 60)] + [attr_text(d, 60) for d in detail]
     if where:
         rows.append(attr_text(where, 60))
-    if extra:
-        rows.append(attr_text(extra, 60))
+    rows += [attr_text(x, 60) for x in extra.split("\n") if x]
     return '"' + "\\n".join(rows) + '"'
 
 
@@ -203,10 +203,21 @@ def to_dot(g: Graph, rankdir: str = "TB", title: str = "",
                      if n.id not in feeding and n.cluster in g.clusters)
     lines += _stacked(in_rows, "source", first=True) + _stacked(out_rows, "sink", first=False)
     for e in g.edges:   # xlabels are placed after layout: a third of the time of labels
-        lab = f' [xlabel="{attr_text(e.label, 40)}"]' if labelled(g, e) else ""
-        lines.append(f"  n{e.src} -> n{e.dst}{lab};")
+        lines.append(f"  n{e.src} -> n{e.dst}{_edge_attrs(g, e)};")
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _edge_attrs(g: Graph, e) -> str:
+    """A value resharded on its way (`--sharding`) is a red dashed edge that says from
+    what to what, between groups too; other edges carry their type inside one group."""
+    rows = [attr_text(e.label, 40)] if labelled(g, e) else []
+    if e.reshard:
+        rows.append(attr_text(e.reshard, 60))
+        text = "\\n".join(rows)
+        return (f' [xlabel="{text}", color="{RESHARD}", fontcolor="{RESHARD}", '
+                'style=dashed, penwidth=1.6, minlen=2]')
+    return f' [xlabel="{rows[0]}"]' if rows else ""
 
 
 def _stacked(rows: list[list[Node]], where: str, first: bool) -> list[str]:

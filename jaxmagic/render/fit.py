@@ -101,10 +101,11 @@ def estimate(g: G.Graph) -> Size:
         c = n.cluster if n.cluster in g.clusters else None
         rows[c][rank[n.id]] += D.node_width(n) + 18          # nodesep 0.25 in
     for e in g.edges:
-        if D.labelled(g, e):
+        if D.labelled(g, e) or e.reshard:
             n = g.nodes[e.dst]
             c = n.cluster if n.cluster in g.clusters else None
-            rows[c][rank[e.dst]] += len(e.label) * D.EDGE_PT * _CHAR_PT * 0.6
+            text = max(len(e.label) if D.labelled(g, e) else 0, len(e.reshard))
+            rows[c][rank[e.dst]] += text * D.EDGE_PT * _CHAR_PT * 0.6
         # a long edge passes each rank in between as a thin virtual node
         c = _common(g, g.nodes[e.src].cluster, g.nodes[e.dst].cluster)
         for r in range(rank[e.src] + 1, rank[e.dst]):
@@ -151,8 +152,8 @@ def _mostly_calls(c: G.Cluster, ops: int, lines: int) -> bool:
     return ops >= 8 and lines > 1 and c.num_equations >= 20 * ops
 
 
-def choose(folded: G.Graph, draw, width_pt: float, measure=None,
-           layouts: int = 3) -> tuple[set[int], frozenset[int]]:
+def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 3,
+           first: set[int] = frozenset()) -> tuple[set[int], frozenset[int]]:
     """(clusters to open, those of them whose own equations are grouped by source line):
     biggest first (a backward pass and a library's call weigh less), each opened only
     while the drawing of `draw(opened, by_line)` stays within `width_pt` and the rank
@@ -166,12 +167,14 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None,
     to 35%; twice the real width where a train step's lines and stubs share a rank) could
     turn the answer: up to twice the budget for the first, then within 25% of it once
     scaled by the last measurement's ratio to its estimate.
+
+    `first` (clusters with their ancestors: those holding a collective) open before any
+    other, where they fit.
     """
     opened = G.opened_at(folded, 0)
     children: dict[int | None, list[int]] = defaultdict(list)
     for c in folded.clusters.values():
         children[c.parent].append(c.id)
-    frontier = [c for p in [None, *opened] for c in children[p] if c not in opened]
     lines: dict[int, set[str]] = defaultdict(set)     # a call's own equations' lines:
     own: dict[int | None, int] = defaultdict(int)     # one line (a library call's, all
     for n in folded.nodes.values():                   # at the user's line) says nothing
@@ -198,6 +201,9 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None,
                 size = real
         return fits(size, width_pt)
 
+    if first and fit_(opened | first, by_line):
+        opened = opened | first
+    frontier = [c for p in [None, *opened] for c in children[p] if c not in opened]
     while frontier:
         # big first; a backward pass weighs half (it mirrors its forward), a library's
         # call (its equations all at the one line that called it: an optimizer's update)

@@ -128,7 +128,8 @@ class JaxprView:
 
     def _choose(self, width_pt: float, layouts: int = 3) -> tuple[set[int], frozenset[int]]:
         """The automatic depth within `width_pt`, laying out at most `layouts` trials."""
-        return fit.choose(self._folded, self._view, width_pt, self._measure, layouts)
+        return fit.choose(self._folded, self._view, width_pt, self._measure, layouts,
+                          first=self._collective_groups)
 
     def _auto(self, width_pt: float, layouts: int = 3) -> G.Graph:
         return self._view(*self._choose(width_pt, layouts))
@@ -154,12 +155,17 @@ class JaxprView:
         if self.depth != "auto":
             yield self._view(G.opened_at(self._folded, self.depth, self.expand)), None
         elif self.expand or self._collective_groups:
-            # the automatic depth, and open too: the calls named, the groups holding a
-            # collective (a coarser level follows when that does not stay legible)
+            # the automatic depth (the groups holding a collective opened first where
+            # they fit), and open too: the calls named, the groups holding a collective,
+            # with their equations one by one, not grouped by line (a coarser level
+            # follows when that does not stay legible or runs past the ranks a reader
+            # can follow)
             auto = self._choose(fit.max_width_pt())
             named = G.opened_at(self._folded, -1, self.expand) | self._collective_groups
-            if not named <= auto[0]:
-                yield self._view(auto[0] | named, auto[1] - named), None
+            if not named <= auto[0] or named & auto[1]:
+                g = self._view(auto[0] | named, auto[1] - named)
+                if self.expand or fit.estimate(g).ranks <= fit.MAX_RANKS:
+                    yield g, None
         auto = auto or self._choose(fit.max_width_pt())
         yield self._view(*auto), self._auto
         yield self._view(*auto, by="function"), None
@@ -249,7 +255,7 @@ class JaxprView:
             nodes = dict(overlay.get("overlay", {}))
             for i, (fill, line, _) in self.collectives.overlay(g).items():
                 _, cost, emphasised = nodes.get(i, (fill, "", False))
-                nodes[i] = (fill, " · ".join(x for x in (line, cost) if x), emphasised)
+                nodes[i] = (fill, "\n".join(x for x in (line, cost) if x), emphasised)
             overlay["overlay"] = nodes
         return to_dot(g, self.rankdir, self._title(g), **overlay)
 

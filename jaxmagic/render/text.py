@@ -18,8 +18,9 @@ def to_text(g: Graph, title: str = "") -> str:
         return depth[cid]
 
     sources: dict[int, list[str]] = {}
-    for e in g.edges:
-        sources.setdefault(e.dst, []).append(f"v{e.src}")
+    for e in g.edges:      # a resharded value says how: `v3 (P('x', None) → P(None, 'x'))`
+        sources.setdefault(e.dst, []).append(f"v{e.src}" + (f" ({e.reshard})" if e.reshard
+                                                              else ""))
     lines = [title] if title else []
     opened: list = []
     for n in g.nodes.values():
