@@ -2,7 +2,8 @@
 import jax
 import jax.numpy as jnp
 import pytest
-from jax.sharding import NamedSharding, PartitionSpec as P
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 
 from jaxmagic.core.analysis import analyze
 from jaxmagic.core.profile import TAG

@@ -149,7 +149,8 @@ def test_scan_loop_carries_join_to_the_loop_and_inputs():
 
 
 def test_sharded_program_is_per_device():
-    from jax.sharding import NamedSharding, PartitionSpec as P
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
 
     mesh = jax.make_mesh((8,), ("d",))
     x = jax.device_put(jnp.ones((1024, 256)), NamedSharding(mesh, P("d")))
