@@ -443,13 +443,14 @@ def _specs(specs: Any) -> str:
 def _where(eqn: Any) -> tuple[str, str]:
     """The user's line: the innermost frame outside JAX and installed libraries (Optax's
     `<lambda>:398` tells a reader nothing)."""
+    frames = list(_compat.source_frames(eqn))
     skip = calltree.library_dirs()
-    src = next((f for f in _compat.source_frames(eqn) if not f[0].startswith(skip)), None)
+    src = next((f for f in frames if not f[0].startswith(skip)), None)
     if src is None:
         return "", ""
     where, text = _where_text(*src)
-    lib = _compat.library_source(eqn)      # the library line inside the user's, for tooltips
-    if lib is not None:
+    lib = frames[0]      # the library line inside the user's, for tooltips
+    if not _compat.is_user_file(lib[0]):
         text += f"  (in {lib[2]}, {os.path.basename(lib[0])}:{lib[1]})"
     return where, text
 
