@@ -5,8 +5,9 @@ from a local mirror of google/flax and imported unmodified, with small configs a
 data. Each step is built as the example's `train_and_evaluate` builds it (`nnx.jit` /
 `jax.jit` with its static arguments) and drawn by `%jaxpr` in a real IPython shell, at
 default settings. Per graph: the smallest text on screen at 1100 px (940 px of cell), the
-nodes drawn, the seconds the magic took, the SVG's size, how the view is grouped, and the
-groups that name the model's own code.
+nodes drawn, the seconds the magic took (and how many of them went to tracing, building
+the graph and drawing it, Graphviz's layouts included), the SVG's size, how the view is
+grouped, and the groups that name the model's own code.
 
 The examples' IO libraries are not needed by a train step: TensorFlow (lm1b's input
 pipeline) and clu's TensorBoard writers stand in as empty modules when not installed;
@@ -19,12 +20,14 @@ Targets: text ≥ 8 px, ≤ 2 s, ≤ 300 KB; the model's block class among the g
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import subprocess
 import sys
 import tempfile
 import time
 import types
+from contextlib import contextmanager
 from pathlib import Path
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
@@ -140,23 +143,53 @@ def io_stand_ins() -> list[str]:
     return made
 
 
+# where the magic's time goes: (phase, module, function), timed where the magic calls them
+PHASES = (("trace", "jaxmagic.core.trace", "trace"), ("build", "jaxmagic.core.graph", "build"),
+          ("layouts", "jaxmagic.render.layout", "render"))
+
+
+@contextmanager
+def phases(seconds: dict[str, float]):
+    """Add each phase's seconds to `seconds` while the block runs."""
+    saved = []
+    for phase, module, name in PHASES:
+        mod = importlib.import_module(module)
+        saved.append((mod, name, getattr(mod, name)))
+
+        def timed(*args, _f=getattr(mod, name), _phase=phase, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return _f(*args, **kwargs)
+            finally:
+                seconds[_phase] = seconds.get(_phase, 0.0) + time.perf_counter() - t0
+        setattr(mod, name, timed)
+    try:
+        yield seconds
+    finally:
+        for mod, name, f in saved:
+            setattr(mod, name, f)
+
+
 def measure(ip, setup: str, call: str, blocks: tuple[str, ...]) -> dict:
     from jaxmagic.render.jaxpr import _text_px
 
     result = ip.run_cell(setup)
     if not result.success:
         return {"error": repr(result.error_in_exec or result.error_before_exec)[:120]}
-    t0 = time.perf_counter()
-    view = ip.run_line_magic("jaxpr", f"-o {call}")
-    svg = view.svg().encode()
-    seconds = time.perf_counter() - t0
+    with phases({}) as spent:
+        t0 = time.perf_counter()
+        view = ip.run_line_magic("jaxpr", f"-o {call}")
+        t1 = time.perf_counter()
+        svg = view.svg().encode()
+        t2 = time.perf_counter()
+    seconds, spent["draw"] = t2 - t0, t2 - t1
     bundle = view._repr_mimebundle_()
     size = sum(len(str(v)) for v in bundle.values() if v is not None)
     groups = sorted({c.title for c in view.graph.clusters.values()} |
                     {n.title for n in view.graph.nodes.values() if n.kind in ("call", "group")})
     return {"px": _text_px(svg),
             "nodes": len(view.graph.nodes), "s": seconds, "kb": size / 1024,
-            "grouping": view.graph.grouping, "equations": view.num_equations,
+            "grouping": view.graph.grouping, "equations": view.num_equations, "phases": spent,
             "groups": groups, "model": [g for g in groups if g.startswith(blocks)]}
 
 
@@ -192,6 +225,9 @@ def main() -> int:
         print(f"{title:<26} {r['equations']:>5} {r['px']:>7.1f} {r['nodes']:>5} {r['s']:>6.2f}"
               f" {r['kb']:>5.0f}  {r['grouping']:<9} {', '.join(r['model']) or '-'}"
               + ("" if good else "  (misses a target)"))
+        p = r["phases"]
+        print(f"{'':<26} seconds: trace {p['trace']:.2f}, build {p['build']:.2f}, draw "
+              f"{p['draw']:.2f} (of which layouts {p.get('layouts', 0):.2f})")
         print(f"{'':<26} groups: {', '.join(r['groups'])[:160]}")
     return 0 if ok else 1
 
