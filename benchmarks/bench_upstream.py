@@ -26,6 +26,7 @@ google/flax and patrick-kidger/equinox fetched.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import signal
 import subprocess
@@ -200,6 +201,33 @@ def time_limit(seconds: int):
         signal.signal(signal.SIGALRM, previous)
 
 
+# where the magic's time goes: (phase, module, function), timed where the magic calls them
+PHASES = (("trace", "jaxmagic.core.trace", "trace"), ("build", "jaxmagic.core.graph", "build"),
+          ("layouts", "jaxmagic.render.layout", "render"))
+
+
+@contextmanager
+def phases(seconds: dict[str, float]):
+    """Add each phase's seconds to `seconds` while the block runs."""
+    saved = []
+    for phase, module, name in PHASES:
+        mod = importlib.import_module(module)
+        saved.append((mod, name, getattr(mod, name)))
+
+        def timed(*args, _f=getattr(mod, name), _phase=phase, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return _f(*args, **kwargs)
+            finally:
+                seconds[_phase] = seconds.get(_phase, 0.0) + time.perf_counter() - t0
+        setattr(mod, name, timed)
+    try:
+        yield seconds
+    finally:
+        for mod, name, f in saved:
+            setattr(mod, name, f)
+
+
 def draw(ip, call: str):
     """The view `%jaxpr -o call` returns, its SVG, and the seconds both took."""
     from IPython.utils.capture import capture_output
@@ -225,7 +253,8 @@ def measure(ip, cells: list[str], call: str, blocks: tuple[str, ...],
     try:
         with standing_in(stand_ins):
             run_cells(ip, cells)
-        view, svg, seconds = draw(ip, call)
+        with phases({}) as spent:
+            view, svg, seconds = draw(ip, call)
     except Failed as e:
         return {"error": str(e)}
     bundle = view._repr_mimebundle_()
@@ -235,7 +264,8 @@ def measure(ip, cells: list[str], call: str, blocks: tuple[str, ...],
     return {"px": _text_px(svg),
             "nodes": len(view.graph.nodes), "s": seconds, "kb": size / 1024,
             "grouping": view.graph.grouping, "equations": view.num_equations,
-            "groups": groups, "model": [g for g in groups if g.startswith(blocks)]}
+            "groups": groups, "model": [g for g in groups if g.startswith(blocks)],
+            "phases": spent}
 
 
 def table(ip, models: list, examples: str, mirrors: Path,
@@ -257,6 +287,9 @@ def table(ip, models: list, examples: str, mirrors: Path,
         print(f"{title:<26} {r['equations']:>5} {r['px']:>7.1f} {r['nodes']:>5} {r['s']:>6.2f}"
               f" {r['kb']:>5.0f}  {r['grouping']:<9} {', '.join(r['model']) or '-'}"
               + ("" if good else "  (misses a target)"))
+        p = r["phases"]
+        print(f"{'':<26} seconds: trace {p.get('trace', 0):.2f}, build {p.get('build', 0):.2f},"
+              f" layouts {p.get('layouts', 0):.2f}")
         print(f"{'':<26} groups: {', '.join(r['groups'])[:160]}")
     return ok
 

@@ -83,16 +83,6 @@ def user_source(eqn: Any) -> tuple[str, int, str] | None:
     return None if frame is None else (frame.file_name, frame.start_line, frame.function_name)
 
 
-def library_source(eqn: Any) -> tuple[str, int, str] | None:
-    """(file, line, function) of the library code (Flax, Optax, ...) inside the user's
-    line that emitted `eqn`, when there is one."""
-    frames = _frames(eqn)
-    if not frames or is_user_file(frames[0].file_name):
-        return None
-    f = frames[0]
-    return f.file_name, f.start_line, f.function_name
-
-
 def name_stack(eqn: Any) -> str:
     """The eqn's name stack as text, e.g. 'blk' or 'transpose(jvp(blk))'."""
     return str(eqn.source_info.name_stack)

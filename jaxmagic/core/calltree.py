@@ -119,7 +119,8 @@ class _Recorder:
         self.site = _dirs(_site())
         self.stdlib = stdlib_dirs()
         self.bases = _module_bases()
-        self.kinds: dict[Any, int] = {}       # code object → _USER, _LIBRARY or _CORE_CODE
+        self.kinds: dict[int, tuple[int, Any]] = {}   # id(code) → (_USER, _LIBRARY or
+        self.files: dict[str, int] = {}               # _CORE_CODE, code); file → its kind
         self.open: dict[Any, tuple[Any, str]] = {}   # frame → (scope, label)
         self.stack: list[str] = []
         self.from_library: list[bool] = []    # per open scope: a library call's
@@ -128,25 +129,30 @@ class _Recorder:
         self.wrappers: set[str] = set()       # library calls that called the user's code
 
     def _kind(self, code) -> int:
-        kind = self.kinds.get(code)
+        entry = self.kinds.get(id(code))     # by id: hashing a code object hashes its body
+        if entry is None:
+            entry = self.kinds[id(code)] = (self._classify(code), code)   # held: its id
+        return entry[0]                                                     # stays its own
+
+    def _classify(self, code) -> int:
+        file = code.co_filename
+        if code.co_name.startswith("<") or code.co_flags & _SKIP_FLAGS:
+            return _CORE_CODE
+        if file.startswith("<"):      # a cell or a prompt; not generated code
+            return _USER if is_cell(file) or file in _PROMPTS else _CORE_CODE
+        kind = self.files.get(file)
         if kind is None:
-            file = code.co_filename
-            if code.co_name.startswith("<") or code.co_flags & _SKIP_FLAGS:
-                kind = _CORE_CODE
-            elif file.startswith("<"):      # a cell or a prompt; not generated code
-                kind = _USER if is_cell(file) or file in _PROMPTS else _CORE_CODE
-            else:
-                path = os.path.realpath(file)
-                if not path.startswith(self.library):
-                    kind = _USER
-                elif path.startswith(self.core):
-                    kind = _CORE_CODE
-                elif path.startswith(self.site):    # a venv's site-packages is in its lib/
-                    kind = _LIBRARY
-                else:
-                    kind = _CORE_CODE if path.startswith(self.stdlib) else _LIBRARY
-            self.kinds[code] = kind
+            kind = self.files[file] = self._file_kind(os.path.realpath(file))
         return kind
+
+    def _file_kind(self, path: str) -> int:
+        if not path.startswith(self.library):
+            return _USER
+        if path.startswith(self.core):
+            return _CORE_CODE
+        if path.startswith(self.site):    # a venv's site-packages is in its lib/
+            return _LIBRARY
+        return _CORE_CODE if path.startswith(self.stdlib) else _LIBRARY
 
     def _is_user(self, code) -> bool:
         return self._kind(code) == _USER
@@ -214,12 +220,21 @@ class _Recorder:
             _, (scope, _) = self.open.popitem()
             scope.__exit__(None, None, None)
 
-    def profile(self, frame, what: str, arg: Any) -> None:
-        """`sys.setprofile` hook (Python < 3.12)."""
-        if what == "call":
-            self.enter(frame)
-        elif what == "return":
-            self.leave(frame)
+    def profiler(self):
+        """The `sys.setprofile` hook (Python < 3.12). It sees every call and return of a
+        trace (a train step makes over a million), so a call of code that never starts a
+        scope (nearly all of them are JAX's own) costs one dict lookup after its first."""
+        quiet: dict[int, Any] = {}       # id(code) → code, as in `kinds`
+        open_, enter, leave, may_scope = self.open, self.enter, self.leave, self.may_scope
+
+        def profile(frame, what: str, arg: Any) -> None:
+            if what == "call":
+                code = frame.f_code
+                if id(code) not in quiet and not enter(frame) and not may_scope(code):
+                    quiet[id(code)] = code
+            elif what == "return" and frame in open_:
+                leave(frame)
+        return profile
 
 
 _CALLEE = re.compile(r"[A-Za-z_][\w.]*")
@@ -284,22 +299,22 @@ def _monitoring(rec: _Recorder) -> Iterator[None]:
         yield
         return
     ev = mon.events
-    user_calls = set()      # code objects that may start a scope
+    user_calls: dict[int, Any] = {}    # id(code) → code: those that may start a scope
 
     def start(code, offset):
         if rec.enter(sys._getframe(1)) or rec.may_scope(code):
-            user_calls.add(code)
+            user_calls[id(code)] = code
             return None
         return mon.DISABLE
 
     def done(code, offset, value=None):
-        if code not in user_calls:
+        if id(code) not in user_calls:
             return mon.DISABLE
         rec.leave(sys._getframe(1))
         return None
 
     def unwind(code, offset, exc):    # PY_UNWIND cannot be switched off per code object
-        if code in user_calls:
+        if id(code) in user_calls:
             rec.leave(sys._getframe(1))
 
     mon.use_tool_id(tool, "jaxmagic call tree")
@@ -326,7 +341,7 @@ def recording() -> Iterator[set[str]]:
                 yield rec.wrappers
         else:
             previous = sys.getprofile()
-            sys.setprofile(rec.profile)
+            sys.setprofile(rec.profiler())
             try:
                 yield rec.wrappers
             finally:

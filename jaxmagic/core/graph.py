@@ -479,13 +479,14 @@ def _specs(specs: Any) -> str:
 def _where(eqn: Any) -> tuple[str, str]:
     """The user's line: the innermost frame outside JAX and installed libraries (Optax's
     `<lambda>:398` tells a reader nothing)."""
+    frames = list(_compat.source_frames(eqn))
     skip = calltree.library_dirs()
-    src = next((f for f in _compat.source_frames(eqn) if not f[0].startswith(skip)), None)
+    src = next((f for f in frames if not f[0].startswith(skip)), None)
     if src is None:
         return "", ""
     where, text = _where_text(*src)
-    lib = _compat.library_source(eqn)      # the library line inside the user's, for tooltips
-    if lib is not None:
+    lib = frames[0]      # the library line inside the user's, for tooltips
+    if not _compat.is_user_file(lib[0]):
         text += f"  (in {lib[2]}, {os.path.basename(lib[0])}:{lib[1]})"
     return where, text
 
@@ -737,8 +738,9 @@ def contract(g: Graph, rep: Callable[[Node], Any], make: Callable[[Any, list[Nod
              grouping: str | None = None) -> Graph:
     """Merge nodes with the same `rep` key into one node made by `make` (key, members).
 
-    Nodes whose key is None stay as they are. Edges follow their endpoints; edges inside
-    a merged node vanish; parallel edges with the same label are drawn once.
+    Nodes whose key is None stay as they are. Each node's `eqns` are its members'. Edges
+    follow their endpoints; edges inside a merged node vanish; parallel edges with the
+    same label are drawn once.
     """
     groups: dict[Any, list[Node]] = defaultdict(list)
     for n in g.nodes.values():
@@ -748,8 +750,13 @@ def contract(g: Graph, rep: Callable[[Node], Any], make: Callable[[Any, list[Nod
     new_id: dict[int, int] = {}
     for i, (key, members) in enumerate(groups.items()):
         node = members[0] if key[0] == "node" else make(key[1], members)
-        eqns = tuple(sorted({e for m in members for e in m.eqns}))
-        nodes[i] = replace(node, id=i, eqns=eqns)
+        if len(members) == 1 and len(node.eqns) < 2:
+            eqns = node.eqns
+        else:
+            eqns = tuple(sorted(set().union(*(m.eqns for m in members))))
+        # a copy, as `replace` makes it without its walk over the fields: a choice of
+        # depth draws thousands of nodes per trial
+        nodes[i] = Node(**{**vars(node), "id": i, "eqns": eqns})
         for m in members:
             new_id[m.id] = i
     labels: dict[tuple[int, int], list[str]] = {}
@@ -757,9 +764,9 @@ def contract(g: Graph, rep: Callable[[Node], Any], make: Callable[[Any, list[Nod
     for e in g.edges:
         s, d = new_id[e.src], new_id[e.dst]
         if s != d:
-            labels.setdefault((s, d), [])
-            if e.label not in labels[s, d]:
-                labels[s, d].append(e.label)
+            known = labels.setdefault((s, d), [])
+            if e.label not in known:
+                known.append(e.label)
             if e.reshard and e.reshard not in moved[s, d]:
                 moved[s, d].append(e.reshard)
     edges = [Edge(s, d, ls[0] if len(ls) == 1 else f"{len(ls)} arrays",
@@ -767,10 +774,6 @@ def contract(g: Graph, rep: Callable[[Node], Any], make: Callable[[Any, list[Nod
              for (s, d), ls in labels.items()]
     return Graph(nodes, edges, g.clusters, g.num_equations, list(g.notes),
                  grouping or g.grouping, g.series)
-
-
-def _union(members: list[Node]) -> tuple[int, ...]:
-    return tuple(sorted(i for m in members for i in m.eqns))
 
 
 def opened_at(g: Graph, depth: int | None, expand: Iterable[str] = ()) -> set[int]:
@@ -801,13 +804,13 @@ def collapse(g: Graph, depth: int | None = 0, expand: Iterable[str] = (),
     g = fold(g)
     if opened is None:
         opened = opened_at(g, depth, expand)
-    closed = lambda c: c not in opened  # noqa: E731
+
+    @functools.cache
+    def outermost_closed(cluster: int | None) -> int | None:
+        return next((c for c in _ancestors(g, cluster) if c not in opened), None)
 
     def rep(n: Node):
-        for c in _ancestors(g, n.cluster):
-            if closed(c):
-                return c
-        return None
+        return outermost_closed(n.cluster)
 
     def make(cid: int, members: list[Node]) -> Node:
         c = g.clusters[cid]
@@ -818,8 +821,7 @@ def collapse(g: Graph, depth: int | None = 0, expand: Iterable[str] = (),
                     collective=any(m.collective for m in members),
                     backward=c.backward or all(m.backward for m in members
                                                if m.kind == "op"),
-                    primitive=c.kind, signature=c.signature, eqns=_union(members),
-                    group=cid)
+                    primitive=c.kind, signature=c.signature, group=cid)
 
     out = contract(g, rep, make)
     out.clusters = {i: c for i, c in g.clusters.items() if i in opened}
@@ -861,8 +863,7 @@ def fold(g: Graph) -> Graph:
     merged = set(alias) | set(alias.values())
 
     def make(key: int, members: list[Node]) -> Node:
-        return replace(g.nodes[key], count=sum(m.count for m in members),
-                       eqns=_union(members))
+        return replace(g.nodes[key], count=sum(m.count for m in members))
 
     out = contract(replace(g, edges=edges), lambda n: root(n.id) if n.id in merged else None,
                    make)
@@ -918,7 +919,7 @@ def lanes(g: Graph, longest: int = 12) -> Graph:
     def make(key: int, members: list[Node]) -> Node:
         first = g.nodes[key]
         return replace(first, detail=first.detail + (f"×{copies[key]} leaves",),
-                       count=sum(m.count for m in members), eqns=_union(members))
+                       count=sum(m.count for m in members))
 
     out = contract(g, lambda n: alias.get(n.id, n.id if n.id in copies else None), make)
     folded = {i for i, n in out.nodes.items() if n.detail and n.detail[-1].endswith(" leaves")
@@ -1071,7 +1072,7 @@ def coarsen(g: Graph, by: str, within: set[int] | None = None) -> Graph:
                     where=where if source else "", source=source,
                     cluster=k[0], count=count,
                     collective=any(m.collective for m in members),
-                    backward=k[-1] == "backward", primitive="group", eqns=_union(members))
+                    backward=k[-1] == "backward", primitive="group")
 
     out = contract(g, key, make, grouping=by if within is None else g.grouping)
     if by == "phase":

@@ -85,7 +85,7 @@ class JaxprView:
         self.renderer = renderer
         self.png = png
         self.group = group
-        self._layouts: dict[str, layout.Drawing] = {}     # DOT source → its drawing
+        self._layouts: dict[tuple[str, bool], layout.Drawing] = {}  # (DOT, PNG?) → drawing
 
     @property
     def num_equations(self) -> int:
@@ -135,18 +135,20 @@ class JaxprView:
         return self._view(*self._choose(width_pt, layouts))
 
     def _measure(self, g: G.Graph) -> fit.Size | None:
-        """The real drawing's size, or None past 1 s; kept, as the chosen view is often
-        the last one measured."""
+        """The real drawing's size, or None past 1 s; without a PNG, which takes twice as
+        long to render as the layout and is wanted only of the drawing shown."""
         try:
-            d = self._layout(self._dot(g), min(1.0, self.layout_timeout))
+            d = self._layout(self._dot(g), min(1.0, self.layout_timeout), png=False)
         except (layout.LayoutTimeout, layout.NoRenderer, RuntimeError):
             return None
         return fit.Size((_svg_width(d.svg) or 0) * 3 / 4, fit.estimate(g).ranks)
 
-    def _layout(self, dot: str, timeout: float) -> layout.Drawing:
-        if dot not in self._layouts:
-            self._layouts[dot] = layout.render(dot, timeout, self.renderer, self.png)
-        return self._layouts[dot]
+    def _layout(self, dot: str, timeout: float, png: bool) -> layout.Drawing:
+        """Each DOT source laid out once, and once more where a PNG is wanted after all."""
+        d = self._layouts.get((dot, True)) or self._layouts.get((dot, png))
+        if d is None:
+            d = self._layouts[dot, png] = layout.render(dot, timeout, self.renderer, png)
+        return d
 
     def _levels(self):
         """(graph, retry): the views to try, finest first; `retry(width)` redoes an
@@ -205,14 +207,14 @@ class JaxprView:
                 continue
             dot = self._dot(g)
             try:
-                d = self._layout(dot, self.layout_timeout)
+                d = self._layout(dot, self.layout_timeout, self.png)
                 small = _text_px(d.svg)
                 if retry is not None and small < fit.MIN_TEXT_PX:
                     # the estimate was short: budget by the measured ratio, lay out again
                     ratio = fit.estimate(g).width_pt / (_svg_width(d.svg) * 3 / 4)
                     g = retry(fit.max_width_pt() * ratio * 0.95, 0)
                     dot = self._dot(g)
-                    d = self._layout(dot, self.layout_timeout)
+                    d = self._layout(dot, self.layout_timeout, self.png)
                     small = _text_px(d.svg)
                 if small < fit.MIN_TEXT_PX and g.grouping != "phase":
                     named = self.expand and retry is None     # `--expand`: drawn as asked
