@@ -750,8 +750,8 @@ def contract(g: Graph, rep: Callable[[Node], Any], make: Callable[[Any, list[Nod
     new_id: dict[int, int] = {}
     for i, (key, members) in enumerate(groups.items()):
         node = members[0] if key[0] == "node" else make(key[1], members)
-        if len(members) == 1 and len(node.eqns) < 2:
-            eqns = node.eqns
+        if len(members) == 1:
+            eqns = members[0].eqns
         else:
             eqns = tuple(sorted(set().union(*(m.eqns for m in members))))
         # a copy, as `replace` makes it without its walk over the fields: a choice of
