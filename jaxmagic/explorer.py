@@ -3,9 +3,12 @@ details, search, zoom and pan, in frontends that run widgets (anywidget: Jupyter
 Notebook 7, VS Code, Colab, marimo).
 
 It is a renderer of the view, not a second model: every frame comes from
-`render.explore.Exploration`, laid out as the static picture is. Its output carries the
-static picture too (the view's own `text/html` and `image/png` beside the widget's view),
-so a saved notebook shows the picture wherever the widget cannot run.
+`render.explore.Exploration`, laid out as the static picture is. The static picture is an
+output of its own, just before the widget's (`show`): where the explorer draws in
+JupyterLab it moves into the picture's output (hiding the picture in the page only) and
+asks the kernel to blank the widget's output, so the notebook saved then holds the picture
+and a widget output every frontend hides (`model_id` "") instead of one that reopens,
+without its kernel, as "Error displaying widget: model not found".
 """
 from __future__ import annotations
 
@@ -14,10 +17,21 @@ from pathlib import Path
 import anywidget
 import traitlets as t
 
+from IPython.display import display
+
 from .render import layout
 from .render.explore import Exploration
 
 _ESM = (Path(__file__).parent / "static" / "explorer.js").read_text(encoding="utf-8")
+WIDGET = "application/vnd.jupyter.widget-view+json"
+# what jupyterlab_widgets (and ipywidgets' other frontends) draw as nothing at all
+BLANK = {WIDGET: {"version_major": 2, "version_minor": 1, "model_id": ""}, "text/plain": ""}
+
+
+def show(explorer: "JaxprExplorer") -> None:
+    """The static picture (exactly the view's own output), then the widget's."""
+    display(explorer.view)
+    explorer.handle = display(explorer, display_id=True)
 
 
 class JaxprExplorer(anywidget.AnyWidget):
@@ -40,6 +54,7 @@ class JaxprExplorer(anywidget.AnyWidget):
         self.command = command
         self.exploration = Exploration(view)
         self._show(self.exploration.frame(" · ".join(view.notes)))
+        self.handle = None
         self.on_msg(self._on_message)
 
     def _on_message(self, _widget, content: dict, _buffers) -> None:
@@ -48,6 +63,10 @@ class JaxprExplorer(anywidget.AnyWidget):
         if not isinstance(content, dict):
             return
         kind = content.get("type")
+        if kind == "moved":     # drawn inside the picture's output: blank its own
+            if self.handle is not None:
+                self.handle.update(BLANK, raw=True)
+            return
         if content.get("seen", self.answered) != self.answered:
             return      # sent from a picture since replaced (a quick second click)
         x = self.exploration
@@ -72,10 +91,8 @@ class JaxprExplorer(anywidget.AnyWidget):
             self.caveat, self.status, self.seconds = frame.caveat, frame.status, frame.seconds
 
     def _repr_mimebundle_(self, **kwargs):
-        """The widget's view, with the static picture beside it for every place that
-        cannot run the widget (nbconvert, GitHub, untrusted JupyterLab)."""
-        static = self.view._repr_mimebundle_()
+        """The widget's view and no text: the picture is the output before it (`show`)."""
         bundle = super()._repr_mimebundle_(**kwargs)
         data = bundle[0] if isinstance(bundle, tuple) else bundle
-        data.update(static)
+        data["text/plain"] = ""
         return bundle

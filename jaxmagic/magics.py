@@ -267,9 +267,9 @@ class JaxMagic(Magics):
         if args.output:
             return view
         if args.format == "svg" and self._explorable(view):
-            from .explorer import JaxprExplorer
+            from .explorer import JaxprExplorer, show
 
-            display(JaxprExplorer(view, _static_command(args, expr, cell)))
+            show(JaxprExplorer(view, _static_command(args, expr, cell)))
             return
         display(view.formatted(args.format))
 

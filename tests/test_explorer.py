@@ -132,15 +132,40 @@ def test_copied_magic_says_when_a_name_opens_more(ip, grad_view):
     assert set(static.graph.clusters) > set(x.graph.clusters)
 
 
-def test_output_carries_the_static_picture(grad_view):
+def test_the_picture_is_its_own_output_before_the_widget(ip, grad_view):
+    """Two outputs: exactly the static picture, then the widget with no text of its own."""
+    from IPython.utils.capture import capture_output
+
+    from jaxmagic.explorer import show
+
     w = JaxprExplorer(grad_view)
-    data, _ = w._repr_mimebundle_()
-    static = grad_view._repr_mimebundle_()
-    assert data[WIDGET]["model_id"] == w.model_id
-    assert data["text/html"] == static["text/html"] and "data:image/svg+xml;base64," in \
-        data["text/html"]
-    assert data["image/png"] == static["image/png"]
-    assert data["text/plain"] == static["text/plain"]
+    with capture_output() as cap:
+        show(w)
+    picture, widget = cap.outputs
+    assert picture.data == grad_view._repr_mimebundle_()
+    assert "data:image/svg+xml;base64," in picture.data["text/html"]
+    assert widget.data == {WIDGET: widget.data[WIDGET], "text/plain": ""}
+    assert widget.data[WIDGET]["model_id"] == w.model_id
+
+
+def test_drawn_in_the_picture_the_widget_output_is_blanked(ip, grad_view):
+    """The page says it moved into the picture's output: the kernel replaces the widget's
+    output by one frontends draw as nothing, so a saved notebook reopens on the picture."""
+    from IPython.utils.capture import capture_output
+
+    from jaxmagic.explorer import show
+
+    w = JaxprExplorer(grad_view)
+    with capture_output() as cap:
+        show(w)
+        w._on_message(w, {"type": "moved"}, [])
+    picture, widget, blank = cap.outputs
+    assert not picture.transient and not picture.update and not widget.update
+    assert blank.update and blank.transient == widget.transient == {
+        "display_id": w.handle.display_id}
+    assert blank.data == {WIDGET: {"version_major": 2, "version_minor": 1, "model_id": ""},
+                          "text/plain": ""}
+    assert w.svg and w.answered == 0     # nothing else changed
 
 
 def test_user_strings_reach_the_table_as_text(ip):
@@ -190,7 +215,7 @@ def test_group_by_line_has_nothing_to_click_open(ip, grad_view):
 @pytest.mark.slow
 def test_offered_in_a_kernel_a_notebook_server_started(tmp_path):
     """A real kernel: started for a Jupyter server session (JupyterLab, Notebook 7) it
-    shows the explorer with the static picture beside it, and `%config JaxMagic.explorer
+    shows the static picture and the explorer after it, and `%config JaxMagic.explorer
     = False` the static picture alone; started by nbclient (papermill, CI), the static
     picture alone, as nbconvert must draw it."""
     import os
@@ -213,7 +238,7 @@ def test_offered_in_a_kernel_a_notebook_server_started(tmp_path):
         shown[name] = [sorted(o["data"]) for c in nb.cells[1:] for o in c.outputs
                        if o["output_type"] == "display_data"]
     static = ["image/png", "text/html", "text/plain"]
-    assert shown["session"] == [sorted(static + [WIDGET]), static]
+    assert shown["session"] == [static, sorted(["text/plain", WIDGET]), static]
     assert shown["nbclient"] == [static, static]
 
 

@@ -1,7 +1,9 @@
 """The %jaxpr explorer in the real JupyterLab (tests/test_jupyterlab.py's server), with
 its kernel, as a person uses it in Chromium: hovering a node shows its details, clicking
 a folded series draws its inside, a search finds a line, "copy as magic" shows the
-line; then, the kernel gone and the notebook opened by someone else, the static picture.
+line, and the static picture is not shown twice; then, the kernel gone, the notebook
+reopened by the person who saved it (trusted) and by someone else: the static picture,
+no "Error displaying widget".
 
 Screenshots of each step go to $JAXMAGIC_LAB_SCREENSHOTS when it is set.
 """
@@ -91,6 +93,11 @@ def test_explorer_in_jupyterlab(lab, lab_browser, tmp_path):  # noqa: F811
                                " == 2", timeout=120_000)
         ex = page.locator(".jaxmagic-explorer").first
         assert "%jaxpr --depth " in ex.locator(".jaxmagic-magic").inner_text()
+        # the explorer took the static picture's place: the picture is not shown twice
+        cell = page.locator(".jp-Notebook .jp-Cell").nth(1)
+        assert cell.locator(".jp-OutputArea-output .jaxmagic-explorer").count() == 1
+        pictures = cell.locator("img[src^='data:image/svg+xml']")
+        assert pictures.count() == 1 and not pictures.first.is_visible()
 
         # hover: the details of an equation, as text
         op = ex.locator(".jaxmagic-view g.node", has_text="broadcast_in_dim").first
@@ -145,11 +152,32 @@ def test_explorer_in_jupyterlab(lab, lab_browser, tmp_path):  # noqa: F811
         page.close()
         lab.stop_kernels()
 
-    # someone else opens the saved notebook, no kernel has the widget: the static picture
+    # saved: the static picture, then a widget output every frontend draws as nothing
     saved = nbformat.read(lab.root / "explore.ipynb", as_version=4)
-    out = saved.cells[1].outputs[0]
-    assert {"application/vnd.jupyter.widget-view+json", "text/html", "image/png"} <= set(
-        out.data)
+    picture, widget = saved.cells[1].outputs
+    assert sorted(picture.data) == ["image/png", "text/html", "text/plain"]
+    assert widget.data["application/vnd.jupyter.widget-view+json"]["model_id"] == ""
+    assert widget.data["text/plain"] == ""
+
+    # the person who saved it reopens it (trusted), a new kernel without the widget
+    page = lab_browser.new_page()
+    try:
+        page.goto(f"{lab.base}/lab/tree/explore.ipynb?reset", wait_until="domcontentloaded")
+        img = page.locator(".jp-Notebook .jp-Cell").nth(1).locator(
+            ".jp-OutputArea-output img").first
+        img.wait_for(state="visible", timeout=60_000)
+        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
+                               state="attached", timeout=60_000)
+        page.wait_for_timeout(3000)     # the widget manager restored from the kernel
+        assert img.bounding_box()["width"] > 100
+        assert page.get_by_text("Error displaying widget").count() == 0
+        assert page.get_by_text("Loading widget").filter(visible=True).count() == 0
+        shot(page, "reopened")
+    finally:
+        page.close()
+        lab.stop_kernels()
+
+    # someone else opens the saved notebook, no kernel has the widget: the static picture
     # nbconvert: no widget state saved, so the static picture
     from notebook_support import to_html
 

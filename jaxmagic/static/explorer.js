@@ -60,6 +60,32 @@ function details(panel, row) {
   if (click) panel.append(h("div", `color:${MUTED};font-style:italic`, click));
 }
 
+// JupyterLab and Notebook 7: the static picture is the output just before this one. Draw
+// inside it, its picture hidden in the page only, and have the kernel blank this output,
+// so a notebook saved now reopens without its kernel on the picture, not on "Error
+// displaying widget". Elsewhere (no such output found) the explorer stays where it is.
+function pictureBefore(el) {
+  const mine = el.closest(".jp-OutputArea-child");
+  const before = mine && mine.previousElementSibling;
+  const out = before && before.querySelector(":scope > .jp-OutputArea-output");
+  return out && out.querySelector('img[src^="data:image/svg+xml"]') ? out : null;
+}
+
+function moveIntoPicture(el, root, model) {
+  let tries = 0, hidden = [];
+  const look = () => {       // the output is attached to the page a moment after render
+    if (root.parentNode !== el) return;
+    const out = root.isConnected && pictureBefore(el);
+    if (!out) { if (++tries <= 50) setTimeout(look, 100); return; }
+    hidden = [...out.children];
+    for (const c of hidden) c.style.display = "none";
+    out.append(root);
+    model.send({ type: "moved" });
+  };
+  look();
+  return () => { for (const c of hidden) c.style.display = ""; };
+}
+
 function render({ model, el }) {
   const root = h("div", `font:12px/1.4 system-ui,sans-serif;color:${INK};background:${PANEL};` +
     `border:1px solid ${LINE};border-radius:4px;padding:6px;position:relative`);
@@ -255,7 +281,9 @@ function render({ model, el }) {
   }
   draw();
   update();
+  const unhide = moveIntoPicture(el, root, model);
   return () => {
+    if (root.parentNode !== el) { root.remove(); unhide(); }
     clearTimeout(waiting);
     watch.disconnect();
     window.removeEventListener("mousemove", pan);
