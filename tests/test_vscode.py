@@ -44,8 +44,8 @@ def _port() -> int:
 
 @pytest.fixture(scope="module")
 def notebook(tmp_path_factory):
-    """The cells run in a kernel a notebook server started: the first output carries
-    the explorer's widget view beside the static picture."""
+    """The cells run in a kernel a notebook server started: the explorer's cell has the
+    static picture, then the widget's view (no text of its own)."""
     import nbformat
     from nbclient import NotebookClient
 
@@ -56,7 +56,8 @@ def notebook(tmp_path_factory):
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
     NotebookClient(nb, timeout=120, kernel_name="python3",
                    store_widget_state=False).execute(env=env)
-    assert WIDGET in nb.cells[1].outputs[0]["data"]
+    picture, widget = nb.cells[1].outputs
+    assert WIDGET not in picture["data"] and WIDGET in widget["data"]
     nbformat.write(nb, ws / "jaxpr.ipynb")
     return ws
 
