@@ -234,3 +234,21 @@ def test_a_repeat_inside_a_merged_scope_folds_once(linen):
     assert [G.series_title(c) for c in folded] == \
         ["LayerNorm → MultiHeadDotProductAttention → Dropout ×2"]
     assert view.graph.nodes       # drawn
+
+
+def test_a_pmapped_step_opens_past_the_pmap_plumbing(ip):
+    """A pmap's own equations (a squeeze of each leaf in, a broadcast of each out) have no
+    user line: they become one box, and the step inside is drawn, not one closed `pmap`
+    (Flax's wmt step: 421 such equations around its train_step)."""
+    ip.run_cell("def step(params, x):\n"
+                "    total = sum(jnp.sum(p) for p in jax.tree.leaves(params)) * jnp.mean(x)\n"
+                "    return jax.tree.map(lambda p: p - 0.1 * total * p, params)\n"
+                "params = {f'w{i}': jnp.ones((1, i + 1)) for i in range(40)}\n"
+                "pstep = jax.pmap(step)")
+    view = ip.run_line_magic("jaxpr", "-o pstep(params, jnp.ones((1, 8)))")
+    if not any(n.primitive == "squeeze" and not n.where for n in view.full.nodes.values()):
+        pytest.skip("this JAX's pmap is one xla_pmap, with no equations of its own")
+    drawn = {n.title: n for n in view.graph.nodes.values() if n.kind in ("call", "group")}
+    assert "step" in drawn, (sorted(drawn), view.notes)
+    plumbing = [n for n in drawn.values() if n.kind == "group"]
+    assert [len(n.eqns) for n in plumbing] == [81], sorted(drawn)

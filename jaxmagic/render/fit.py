@@ -219,7 +219,10 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
         elif core is not None and fit_(opened | {c, core}, by_line):
             opened = opened | {c, core}       # open, its helpers beside its core read
             frontier += [k for k in children[c] if k != core] + children[core]  # narrower
-        elif len(lines[c]) > 1 and fit_(opened | {c}, by_line | {c}):
+        elif (len(lines[c]) > 1 or (lines[c] <= {"", G.NO_LINE} and children[c])) \
+                and fit_(opened | {c}, by_line | {c}):
+            # by line: where there are lines to tell apart, or none at all (a pmap's own
+            # equations, JAX's): one box for those, and the calls inside drawn
             opened, by_line = opened | {c}, by_line | {c}
     return opened, by_line
 
