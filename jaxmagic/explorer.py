@@ -16,7 +16,6 @@ from pathlib import Path
 
 import anywidget
 import traitlets as t
-
 from IPython.display import display
 
 from .render import layout
