@@ -588,17 +588,10 @@ def _merge_lone_calls(b: _Builder) -> None:
                 inner[0][0] != "c" or b.clusters[inner[0][1]].kind != "scope" or \
                 b.clusters[inner[0][1]].detail:
             continue
-        call = b.clusters.pop(inner[0][1])
+        call = b.clusters[inner[0][1]]
         outer.detail = (call.label,)
         b.order[outer.id] = b.order.pop(call.id)
-        for n in b.nodes.values():
-            if n.cluster == call.id:
-                n.cluster = outer.id
-        for c in b.clusters.values():
-            if c.parent == call.id:
-                c.parent = outer.id
-            if _within(b, c.id, outer.id):
-                c.level -= 1
+        _absorb(b, call.id, outer.id)
 
 
 def _as_pmap(b: _Builder, name: str) -> None:
@@ -618,15 +611,21 @@ def _as_pmap(b: _Builder, name: str) -> None:
         "pmap", f"pmap: {name}", f"pmap: {name}", shard.detail
     b.order[outer.id] = [x for x in b.order[outer.id] if x != ("c", shard.id)] + \
         b.order.pop(shard.id)
+    _absorb(b, shard.id, outer.id)
+
+
+def _absorb(b: _Builder, inner: int, outer: int) -> None:
+    """Dissolve cluster `inner` into its parent `outer`: its nodes and child clusters
+    become `outer`'s, everything below it one level up."""
+    below = [c for c in b.clusters.values() if _within(b, c.id, inner)]
     for n in b.nodes.values():
-        if n.cluster == shard.id:
-            n.cluster = outer.id
-    for c in b.clusters.values():
-        if c.parent == shard.id:
-            c.parent = outer.id
-        if _within(b, c.id, outer.id):
-            c.level -= 1
-    del b.clusters[shard.id]
+        if n.cluster == inner:
+            n.cluster = outer
+    for c in below:
+        if c.parent == inner:
+            c.parent = outer
+        c.level -= 1
+    del b.clusters[inner]
 
 
 def _base_label(label: str) -> str:
