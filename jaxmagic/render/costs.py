@@ -38,6 +38,22 @@ def percent(share: float) -> str:
     return "<0.1%" if share > 0 else "0%"
 
 
+def fill_legend_html(what: str, outlined: str) -> str:
+    """The key to the fill scale (`--cost`, `--profile`, `--memory`): a swatch per step,
+    what the share is of, and what an outline marks."""
+    items = [(colour, f"≥ {percent(b)}") for b, colour in SCALE]
+    items.append((BELOW, f"< {percent(SCALE[-1][0])}"))
+    swatches = "".join(
+        f'<span style="display:inline-block;margin:0 6px 2px 0;white-space:nowrap">'
+        f'<span style="display:inline-block;width:12px;height:12px;background:{c};'
+        f'border:1px solid #94a3b8;vertical-align:-2px;margin-right:3px"></span>'
+        f'{H.esc(t)}</span>' for c, t in items)
+    return (f'<div style="font-size:12px;color:{H.INK};margin:0 0 6px 0">'
+            f'<b>fill</b>: {H.esc(what)}, log scale<br>{swatches}<br>'
+            f'<span style="border:2px solid {EMPHASIS};padding:0 3px">outlined</span> '
+            f'{H.esc(outlined)}</div>')
+
+
 @dataclass
 class Group:
     """Equations that sit in the same chain of groups (call tree, nested jaxpr, scope)."""
@@ -258,18 +274,7 @@ class Costs:
 
     def legend_html(self) -> str:
         what = "share of measured time" if self.profiled else "share of estimated flops"
-        bounds = [b for b, _ in SCALE]
-        items = [(colour, f"≥ {percent(b)}") for b, colour in SCALE]
-        items.append((BELOW, f"< {percent(bounds[-1])}"))
-        swatches = "".join(
-            f'<span style="display:inline-block;margin:0 6px 2px 0;white-space:nowrap">'
-            f'<span style="display:inline-block;width:12px;height:12px;background:{c};'
-            f'border:1px solid #94a3b8;vertical-align:-2px;margin-right:3px"></span>'
-            f'{H.esc(t)}</span>' for c, t in items)
-        return (f'<div style="font-size:12px;color:{H.INK};margin:0 0 6px 0">'
-                f'<b>fill</b>: {H.esc(what)}, log scale<br>{swatches}<br>'
-                f'<span style="border:2px solid {EMPHASIS};padding:0 3px">outlined</span> '
-                f'the {TOP_GROUPS} costliest nodes</div>')
+        return fill_legend_html(what, f"the {TOP_GROUPS} costliest nodes")
 
     def side_html(self, g: Graph | None = None) -> str:
         """Legend, headline and the top-10 tables: what sits beside the picture of `g`."""

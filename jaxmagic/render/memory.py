@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..core.graph import Graph
 from ..core.memory import ARGUMENT, RECOMPUTED, SAVED, MemoryProfile
 from . import html as H
-from .costs import BELOW, EMPHASIS, SCALE, TOP_LEVEL, _chain, _columns, fill, percent
+from .costs import EMPHASIS, TOP_LEVEL, _chain, _columns, fill, fill_legend_html
 from .sharding import fmt_bytes
 from .text import visible
 
@@ -217,17 +217,7 @@ class Memory:
     # ---- HTML ------------------------------------------------------------------------------
 
     def legend_html(self) -> str:
-        items = [(colour, f"≥ {percent(b)}") for b, colour in SCALE]
-        items.append((BELOW, f"< {percent(SCALE[-1][0])}"))
-        swatches = "".join(
-            f'<span style="display:inline-block;margin:0 6px 2px 0;white-space:nowrap">'
-            f'<span style="display:inline-block;width:12px;height:12px;background:{c};'
-            f'border:1px solid #94a3b8;vertical-align:-2px;margin-right:3px"></span>'
-            f'{H.esc(t)}</span>' for c, t in items)
-        return (f'<div style="font-size:12px;color:{H.INK};margin:0 0 6px 0">'
-                f'<b>fill</b>: share of the bytes live at the peak, log scale<br>{swatches}'
-                f'<br><span style="border:2px solid {EMPHASIS};padding:0 3px">outlined</span>'
-                f' the equation at the peak</div>')
+        return fill_legend_html("share of the bytes live at the peak", "the equation at the peak")
 
     def side_html(self, g: Graph | None = None) -> str:
         """Legend, totals, the curve and the live-at-peak table: beside the picture."""
