@@ -100,7 +100,8 @@ def _static_command(args, expr: str, cell: str | None) -> str:
              ("--static-argnums", args.static_argnums),
              ("--static-argnames", args.static_argnames)]
     keep = [f"{opt} {shlex.quote(value)}" for opt, value in given if value]
-    keep += ["--cost"] * args.cost + ["--profile"] * args.profile
+    keep += [flag for flag in ("--cost", "--profile", "--sharding", "--memory")
+             if getattr(args, flag[2:])]
     options = " ".join(["{options}"] + keep)
     return f"%%jaxpr {options}" if cell is not None else f"%jaxpr {options} {expr.strip()}"
 

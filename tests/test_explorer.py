@@ -204,6 +204,8 @@ def test_copy_keeps_the_other_options(ip, grad_view):
     assert _static_command(args, expr, "cell") == "%%jaxpr {options} --rankdir LR --cost"
     view = ip.run_line_magic("jaxpr", "-o --expand 'block ×4' jax.grad(model)(params, x)")
     assert any(c.title == "block ×4" for c in view.graph.clusters.values())
+    args, expr = parse_options(magic.jaxpr, "--sharding --memory f(x)")
+    assert _static_command(args, expr, None) == "%jaxpr {options} --sharding --memory f(x)"
 
 
 def test_group_by_line_has_nothing_to_click_open(ip, grad_view):
