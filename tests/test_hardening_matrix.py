@@ -318,6 +318,26 @@ def test_no_renderer(nb, case):
     assert len(notes) == 1 and "install Graphviz" in notes[0]
 
 
+ANALYSES = [
+    Case("%jaxpr --sharding", "%jaxpr --sharding f(x)", "ok", "collectives of f:"),
+    Case("%jaxpr --memory", "%jaxpr --memory f(x)", "ok", "memory of f: peak"),
+    Case("%jaxpr --profile", "%jaxpr --profile f(x)", "ok", "profile of f:"),
+    Case("%%jaxpr --memory", "%%jaxpr --memory\ny1 = x * 2\nf(y1)\n", "ok",
+         "memory of f: peak", defines=("y1",)),
+]
+
+
+@pytest.mark.parametrize("case", ANALYSES, ids=ids(ANALYSES))
+def test_analyses(nb, case):
+    """The extra compiles and runs of --sharding, --memory and --profile (an XLA dump
+    to a temporary directory, compiler options, a timed run) leave every config, logger,
+    handler and name as it was, and draw the picture."""
+    _, cap, _ = execute(nb, case)
+    (out,) = [o.data for o in cap.outputs if "text/html" in o.data]
+    assert "data:image/svg+xml;base64," in out["text/html"]
+    assert case.detail in out["text/plain"], out["text/plain"][-1500:]
+
+
 NO_ARRAY = [
     Case("%jaxpr", "%jaxpr h0()", "ok"),
     Case("%%jaxpr", "%%jaxpr\nk1 = 2\n(lambda: k1)()\n", "ok", defines=("k1",)),
