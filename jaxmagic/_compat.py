@@ -250,6 +250,33 @@ def is_pmap(f: Any) -> bool:
         code.co_filename.endswith(os.path.join("jax", "_src", "pmap.py"))
 
 
+# Sub-jaxprs that run op by op when their equation runs eagerly (a custom_jvp/vjp's primal
+# function), so a jit called inside them is called at top level and its donation applies.
+_EAGER_BODIES = ("call_jaxpr", "fun_jaxpr")
+
+
+def donated_inputs(j: Any) -> set[int]:
+    """Indices of `j`'s inputs that a call inside it donates when `j` runs op by op: an
+    equation with `donated_invars` (a nested `jax.jit`, a `jax.pmap`: a jit of shard_map
+    from 0.8, `xla_pmap` before) that is handed an input itself. Under an outer jit that
+    donation is ignored; run eagerly (as the user's function runs outside jit) the input's
+    buffer is deleted."""
+    jaxpr = open_jaxpr(j)
+    index = {id(v): i for i, v in enumerate(jaxpr.invars)}
+    out: set[int] = set()
+    for eqn in jaxpr.eqns:
+        ins = [index.get(id(v)) for v in eqn.invars]
+        donated = eqn.params.get("donated_invars")
+        if donated is not None:
+            out |= {i for i, d in zip(ins, donated) if d and i is not None}
+            continue
+        for key in _EAGER_BODIES:
+            body = eqn.params.get(key)
+            if isinstance(body, JAXPR_TYPES) and len(open_jaxpr(body).invars) == len(ins):
+                out |= {ins[k] for k in donated_inputs(body) if ins[k] is not None}
+    return out
+
+
 def spec_partitions(spec: Any) -> tuple:
     """A PartitionSpec's per-dimension entries. From 0.8 a spec with `reduced`/`unreduced`
     axes refuses `tuple(spec)`; `spec.partitions` says the same on every release."""

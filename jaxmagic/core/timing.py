@@ -69,6 +69,7 @@ class LeafDiff:
     ok: bool
     problem: str = ""    # structure/shape/dtype mismatch, NaN placement
     skipped: str = ""    # why this leaf could not be compared (it counts as no difference)
+    rounding: bool = False   # differs, but rounding decides it (see `_Measurement.rounding`)
 
 
 @dataclass
@@ -438,15 +439,18 @@ def _hints(m: JitMeasurement) -> list[str]:
         if any(d.problem.startswith(("structure", "shape", "dtype")) for d in bad):
             out.append("jit returned a different structure, shape or dtype: Python scalars "
                        "become weakly-typed arrays, and float64 needs jax_enable_x64")
-        small = [d for d in bad if not d.problem and d.rtol and d.max_rel < 100 * d.rtol]
+        values = [d for d in bad if not d.problem]
+        small = [d for d in values if d.rtol and d.max_rel < 100 * d.rtol]
         if small and not m.eager_varies:
             out.append("float reassociation: XLA fuses and reorders floating-point work, so "
                        "sums and reductions round differently; differences this small are "
                        "expected, compare with a looser tolerance")
-        elif not m.eager_varies:
-            out.append("the function may read Python state that changed between the eager "
-                       "call and tracing (a global, an attribute, a closure), or randomness "
-                       "seeded outside JAX; under jit such values are constants")
+        elif values and m.eager_varies is False:
+            out.append("a second eager call gave the first one's results, so this is not "
+                       "state or randomness read at call time; jit computed these leaves "
+                       "differently (XLA may fuse an operation into a faster approximation, "
+                       "or run matmuls at a lower precision on GPU and TPU: try "
+                       "jax.default_matmul_precision('highest'))")
     if m.jit_varies:
         out.append("the jitted results change between calls: a host callback or an input "
                    "that is modified in place")
@@ -457,9 +461,18 @@ def _hints(m: JitMeasurement) -> list[str]:
 
 
 def _aval_text(x: Any) -> str:
+    """`f32[3]` as jit's donation warning writes it; `key<fry>[]` for a typed PRNG key."""
     shape = ",".join(str(d) for d in np.shape(x))
-    dtype = np.dtype(x.dtype) if hasattr(x, "dtype") else np.asarray(x).dtype
-    return f"{dtype.name}[{shape}]"
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        return f"{np.asarray(x).dtype.name}[{shape}]"
+    return f"{dtype.name if isinstance(dtype, np.dtype) else dtype}[{shape}]"
+
+
+def _nbytes(tree: Any) -> int:
+    """Bytes of a tree's array leaves (a typed key counts its key data)."""
+    return sum(int(getattr(x, "nbytes", 0) or np.asarray(x).nbytes)
+               for x in jax.tree_util.tree_leaves(tree) if hasattr(x, "dtype"))
 
 
 def _donation(call: ArgCall, argnums: tuple, argnames: tuple, warning: str) -> list[dict]:
@@ -482,8 +495,7 @@ def _donation(call: ArgCall, argnums: tuple, argnames: tuple, warning: str) -> l
             if text in unusable:
                 unusable.remove(text)
                 usable = False
-        nbytes = sum(int(np.size(x)) * np.dtype(getattr(x, "dtype", np.float32)).itemsize
-                     for x in leaves)
+        nbytes = _nbytes(leaves)
         shape = _aval_text(leaves[0]) if len(leaves) == 1 else f"{len(leaves)} arrays"
         out.append({"name": name, "shape": shape, "bytes": nbytes,
                     "usable": False if whole else usable})
@@ -492,6 +504,32 @@ def _donation(call: ArgCall, argnums: tuple, argnames: tuple, warning: str) -> l
 
 def _copy(x: Any) -> Any:
     return jax.tree_util.tree_map(lambda a: jax.numpy.array(a, copy=True), x)
+
+
+def _nudge(x: Any, toward: float) -> Any:
+    """A float array moved by one ulp toward `toward`; any other leaf as it is."""
+    if not (hasattr(x, "dtype") and jax.numpy.issubdtype(x.dtype, jax.numpy.floating)):
+        return x
+    return jax.numpy.nextafter(x, jax.numpy.asarray(toward, x.dtype))
+
+
+def _copy_leaves(args: tuple, kwargs: dict, static_nums: set, static_names: set,
+                 flat: set[int], make: Callable = _copy) -> tuple[tuple, dict]:
+    """`args` and `kwargs` with the leaves at `flat` replaced by `make(leaf)` (a copy),
+    counting leaves as jit flattens the call (static arguments left out, keywords in
+    sorted order)."""
+    slots = [("a", i) for i in range(len(args)) if i not in static_nums] + \
+        [("k", key) for key in sorted(kwargs) if key not in static_names]
+    args, kwargs, start = list(args), dict(kwargs), 0
+    for where, key in slots:
+        box = args if where == "a" else kwargs
+        leaves, tree = jax.tree_util.tree_flatten(box[key])
+        if any(start + j in flat for j in range(len(leaves))):
+            box[key] = jax.tree_util.tree_unflatten(tree, [
+                make(x) if start + j in flat else x
+                for j, x in enumerate(leaves)])
+        start += len(leaves)
+    return tuple(args), kwargs
 
 
 # ---- the measurement ---------------------------------------------------------------------
@@ -612,6 +650,7 @@ class _Measurement:
         self.trace_count = [0]
         self.jitted = jax.jit(self._counted(), **self._jit_options())
         self.donating = bool(opts.donate_pos or opts.donate_keys)
+        self.inner_donated: set[int] = set()   # flat inputs a call inside fn donates
         self.phase = "eager"
         self.eager_first = self.jit_first = None
         self.unstable: list[str] = []       # static arguments whose hash changes every time
@@ -655,6 +694,34 @@ class _Measurement:
     def inputs(self) -> tuple[tuple, dict]:
         return self.fresh() if self.donating else (self.run_args, self.run_kwargs)
 
+    def eager_inputs(self) -> tuple[tuple, dict]:
+        """The call's inputs for an eager call: run op by op, a `jax.pmap` or a donating
+        `jax.jit` inside the function deletes what it is handed, so those leaves are
+        copies (the user's buffers never reach it)."""
+        if not self.inner_donated:
+            return self.run_args, self.run_kwargs
+        nums, names = self.part.jit_static(self.opts.sn, self.opts.snames)
+        return _copy_leaves(self.run_args, self.run_kwargs, set(nums), set(names),
+                            self.inner_donated)
+
+    def _inner_donation_note(self, title: str) -> str:
+        nums, names = self.part.jit_static(self.opts.sn, self.opts.snames)
+        flat = self.part.in_names([i for i in range(len(self.run_args)) if i not in nums],
+                                  [k for k in self.run_kwargs if k not in names])
+        named = [n for i, n in enumerate(flat) if i in self.inner_donated]
+        shown = ", ".join(named[:4]) + (f" and {len(named) - 4} more" if len(named) > 4 else "")
+        return (f"{title} donates {shown} to a jax.pmap or jax.jit it calls: every eager "
+                "call was given its own copy, so your arrays were not deleted")
+
+    def _dyn_leaves(self, flat: set[int] | None) -> list:
+        """The inputs' leaves at the flat positions `flat` (all: None), as jit flattens
+        the call."""
+        nums, names = self.part.jit_static(self.opts.sn, self.opts.snames)
+        dyn = ([a for i, a in enumerate(self.run_args) if i not in nums],
+               {k: v for k, v in self.run_kwargs.items() if k not in names})
+        return [x for i, x in enumerate(jax.tree_util.tree_leaves(dyn))
+                if flat is None or i in flat]
+
     def _set_phase(self, phase: str) -> None:
         self.phase = self.log.phase = phase
 
@@ -683,6 +750,7 @@ class _Measurement:
                 self.steady_jit()
                 if self.eager:
                     self.steady_eager()
+                    self.rounding()
             except KeyboardInterrupt:
                 m.interrupted = self.phase
                 m.jit_s, m.jit_spread_s = _summary(m.jit_runs)
@@ -716,6 +784,8 @@ class _Measurement:
                     raise problem from None
                 raise
         m.notes[:0] = self.part.notes(libraries.func_name(fun), kind)
+        if self.inner_donated:
+            m.notes.append(self._inner_donation_note(libraries.func_name(fun)))
         self._donation(caught)
         self._static_hashes(before, statics)
         _analyses(m, compiled)
@@ -734,6 +804,8 @@ class _Measurement:
         self._set_phase("compile")
         compiled = lowered.compile()
         t3 = time.perf_counter()
+        if traced is not None:
+            self.inner_donated = _compat.donated_inputs(traced.jaxpr)
         return compiled, (t1 - t0 if traced is not None else None, t2 - t1, t3 - t2)
 
     def _timed_jit_call(self):
@@ -780,8 +852,10 @@ class _Measurement:
 
         def eager_once():
             __tracebackhide__ = True
+            a, k = self.eager_inputs()
+            jax.block_until_ready((a, k))
             t0 = time.perf_counter()
-            out = self.fn(*self.run_args, **self.run_kwargs)
+            out = self.fn(*a, **k)
             jax.block_until_ready(out)
             return out, time.perf_counter() - t0
 
@@ -800,8 +874,7 @@ class _Measurement:
         m = self.m
         self._set_phase("steady jit")
         share = m.budget_s * (0.5 if self.eager else 1.0)
-        donated = sum(int(np.size(x)) * np.dtype(x.dtype).itemsize
-                      for x in jax.tree_util.tree_leaves(self._donated()) if hasattr(x, "dtype"))
+        donated = _nbytes(self._donated())
         timer = _Timer(self.jitted, self.run_args, self.run_kwargs, _blocker(self.jit_first),
                        self.fresh if self.donating else None, donated)
         m.jit_loops, m.jit_repeats = self.guarded(
@@ -821,14 +894,50 @@ class _Measurement:
         self._set_phase("steady eager")
         share = m.budget_s * 0.5
         timer = _Timer(self.fn, self.run_args, self.run_kwargs, _blocker(self.eager_first),
-                       None, 0)
+                       self.eager_inputs if self.inner_donated else None,
+                       _nbytes(self._dyn_leaves(self.inner_donated)))
         m.eager_loops, m.eager_repeats = self.guarded(
             lambda: timer.run(m.budget_s - share, self.number, self.repeat, m.eager_runs))
         m.eager_s, m.eager_spread_s = _summary(m.eager_runs)
-        eager_last = self.fn(*self.run_args, **self.run_kwargs)
+        a, k = self.eager_inputs()
+        eager_last = self.fn(*a, **k)
         m.eager_varies = not _same(self.eager_first, eager_last)
         if m.jit_s:
             m.speedup = m.eager_s / m.jit_s
+
+    def rounding(self) -> None:
+        """Which differing float leaves rounding decides, by experiment: the jitted call
+        again on its inputs moved by one ulp (up, then down). A leaf that moves as far as
+        it differs from eager is ill-conditioned at float precision (a parameter whose
+        gradient is mathematically zero: its rounding noise, scaled by Adam to a full
+        step); eager and jit cannot agree on it, and its difference says nothing about
+        the function. Such leaves count as matching and are named."""
+        m = self.m
+        bad = [i for i, d in enumerate(m.leaves) if not d.ok and not d.problem and d.rtol]
+        if not bad or self.jit_first is None:
+            return
+        self._set_phase("rounding check")
+        traces = self.trace_count[0]
+        moved = [0.0] * len(m.leaves)
+        nums, names = self.part.jit_static(self.opts.sn, self.opts.snames)
+        every = set(range(len(self._dyn_leaves(None))))
+        for toward in (math.inf, -math.inf):
+            a, k = self.inputs()
+            a, k = _copy_leaves(a, k, set(nums), set(names), every,
+                                make=functools.partial(_nudge, toward=toward))
+            got = self.jitted(*a, **k)
+            _, _, _, diffs = compare_outputs(self.jit_first, got)
+            if len(diffs) == len(moved):
+                moved = [max(x, d.max_abs) for x, d in zip(moved, diffs)]
+        self.trace_count[0] = traces        # a retrace here is ours, not the function's
+        for i in bad:
+            d = m.leaves[i]
+            if moved[i] >= 0.1 * d.max_abs:
+                d.rounding = d.ok = True
+        m.results_match = all(d.ok for d in m.leaves)
+        kept = [d for d in m.leaves if not d.rounding]
+        m.max_abs_diff = max((d.max_abs for d in kept), default=0.0)
+        m.max_rel_diff = max((d.max_rel for d in kept), default=0.0)
 
     def verdict(self) -> None:
         """What the traces and JAX's cache-miss log say; the hints; the total time."""
