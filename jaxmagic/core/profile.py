@@ -106,11 +106,13 @@ def flat_args(traced: Traced) -> list:
 
 
 def donated_leaves(traced: Traced) -> tuple[int, ...]:
-    """The flat inputs (as `flat_args` orders them) that the user's `jax.jit` donates
-    (`donate_argnums` / `donate_argnames`): a compile for analysis reuses their memory
-    for outputs, as the user's program does."""
+    """The flat inputs (as `flat_args` orders them) that the user's program donates: its
+    `jax.jit`'s `donate_argnums` / `donate_argnames`, or a `jax.pmap` or jit inside it that
+    is handed an input (its jaxpr says so); a compile for analysis reuses their memory for
+    outputs, as the user's program does."""
     from .libraries import unwrap_jit
 
+    inner = _compat.donated_inputs(traced.jaxpr)
     found = unwrap_jit(traced.call.func)
     opts = found[1] if found is not None else {}
     n, params = len(traced.call.args), traced.partition.call.params
@@ -118,7 +120,7 @@ def donated_leaves(traced: Traced) -> tuple[int, ...]:
     nums = {i % n for i in opts.get("donate_argnums", ()) if n} | {
         params.index(k) for k in names if k in params and params.index(k) < n}
     if not nums and not names:
-        return ()
+        return tuple(sorted(inner))
     pos, args, kwargs = traced.partition.inputs(bind_static=True)
     out, start = [], 0
     for donated, value in [(i in nums, a) for i, a in zip(pos, args)] + [
@@ -126,7 +128,7 @@ def donated_leaves(traced: Traced) -> tuple[int, ...]:
         count = len(jax.tree_util.tree_leaves(value))
         out.extend(range(start, start + count) if donated else ())
         start += count
-    return tuple(out)
+    return tuple(sorted(set(out) | inner))
 
 
 def compile_tagged(traced: Traced, prefix: str = "jaxmagic_profile_",
