@@ -124,10 +124,17 @@ class JitComparison(JitMeasurement):
         tol = ", ".join(sorted({f"{d.dtype} rtol {d.rtol:.0e}" for d in self.leaves
                                 if d.rtol}))
         what = "match" if self.results_match else "DIFFER"
-        n = len(self.leaves)
-        return (f"{what}: max abs diff {fmt_diff(self.max_abs_diff)}, max rel diff "
+        n = len(self.leaves) - len(self.rounding_leaves)
+        line = (f"{what}: max abs diff {fmt_diff(self.max_abs_diff)}, max rel diff "
                 f"{fmt_diff(self.max_rel_diff)} over {n} lea{'ves' if n != 1 else 'f'}"
                 + (f" ({tol})" if tol else ""))
+        if r := len(self.rounding_leaves):
+            line += f"; {r} more lea{'ves' if r != 1 else 'f'} decided by float rounding"
+        return line
+
+    @property
+    def rounding_leaves(self) -> list:
+        return [d for d in self.leaves if d.rounding]
 
     def _first_line(self) -> str:
         parts = [("trace", self.trace_s), ("lower", self.lower_s),
@@ -217,6 +224,14 @@ class JitComparison(JitMeasurement):
             out.append(("bad", f"leaf {d.path} ({d.dtype}{list(d.shape)}): {detail}"))
         if len(bad) > 6:
             out.append(("bad", f"... and {len(bad) - 6} more differing leaves"))
+        if noise := self.rounding_leaves:
+            names = ", ".join(d.path for d in noise[:4]) + (
+                f" and {len(noise) - 4} more" if len(noise) > 4 else "")
+            out.append(("hint", f"rounding decides {names}: the jitted call moves them as far "
+                        "when its inputs move by one ulp, as a parameter whose gradient is "
+                        "mathematically zero moves by its rounding noise (scaled to a full "
+                        "step by Adam); eager and jit cannot agree on them, so they are not "
+                        "counted as differences"))
         for d in [d for d in self.leaves if d.skipped][:3]:
             out.append(("hint", f"leaf {d.path} ({d.dtype}) not compared: {d.skipped}"))
         for h in self.hints:
