@@ -409,6 +409,16 @@ def compare_outputs(ref: Any, got: Any) -> tuple[bool, float, float, list[LeafDi
     return all(d.ok for d in diffs), max_abs, max_rel, diffs
 
 
+def _abs_diff(a: Any, b: Any) -> np.ndarray:
+    """|a - b| elementwise on the host in float64 (NaN or inf where both agree: 0)."""
+    x, y = _host(a), _host(b)
+    wide = np.complex128 if np.iscomplexobj(x) or np.iscomplexobj(y) else np.float64
+    x, y = x.astype(wide), y.astype(wide)
+    with np.errstate(invalid="ignore", over="ignore"):
+        d = np.abs(x - y)
+    return np.where(np.isnan(d), 0.0, d)
+
+
 def _same(a: Any, b: Any) -> bool:
     try:
         return compare_outputs(a, b)[0]
@@ -506,27 +516,35 @@ def _copy(x: Any) -> Any:
     return jax.tree_util.tree_map(lambda a: jax.numpy.array(a, copy=True), x)
 
 
-def _nudge(x: Any, toward: float) -> Any:
-    """A float array moved by one ulp toward `toward`; any other leaf as it is."""
-    if not (hasattr(x, "dtype") and jax.numpy.issubdtype(x.dtype, jax.numpy.floating)):
+def _nudge(x: Any, rng: np.random.Generator) -> Any:
+    """A float array with each element moved by one ulp, up or down at random, on the
+    devices and in the sharding it had; any other leaf as it is."""
+    if not (isinstance(x, jax.Array) and jax.numpy.issubdtype(x.dtype, jax.numpy.floating)):
         return x
-    return jax.numpy.nextafter(x, jax.numpy.asarray(toward, x.dtype))
+    host = np.asarray(jax.device_get(x))
+    toward = np.where(rng.random(host.shape) < 0.5, -np.inf, np.inf).astype(host.dtype)
+    return jax.device_put(np.nextafter(host, toward), x.sharding)
+
+
+def _as_traced(x: Any) -> Any:
+    """A Python number as jit hands it to the function: a weakly-typed array."""
+    return jax.numpy.asarray(x) if isinstance(x, (int, float, complex)) else x
 
 
 def _copy_leaves(args: tuple, kwargs: dict, static_nums: set, static_names: set,
-                 flat: set[int], make: Callable = _copy) -> tuple[tuple, dict]:
-    """`args` and `kwargs` with the leaves at `flat` replaced by `make(leaf)` (a copy),
-    counting leaves as jit flattens the call (static arguments left out, keywords in
-    sorted order)."""
+                 flat: set[int] | None, make: Callable = _copy) -> tuple[tuple, dict]:
+    """`args` and `kwargs` with the leaves at `flat` (all: None) replaced by `make(leaf)`
+    (a copy), counting leaves as jit flattens the call (static arguments left out,
+    keywords in sorted order)."""
     slots = [("a", i) for i in range(len(args)) if i not in static_nums] + \
         [("k", key) for key in sorted(kwargs) if key not in static_names]
     args, kwargs, start = list(args), dict(kwargs), 0
     for where, key in slots:
         box = args if where == "a" else kwargs
         leaves, tree = jax.tree_util.tree_flatten(box[key])
-        if any(start + j in flat for j in range(len(leaves))):
+        if flat is None or any(start + j in flat for j in range(len(leaves))):
             box[key] = jax.tree_util.tree_unflatten(tree, [
-                make(x) if start + j in flat else x
+                make(x) if flat is None or start + j in flat else x
                 for j, x in enumerate(leaves)])
         start += len(leaves)
     return tuple(args), kwargs
@@ -651,6 +669,10 @@ class _Measurement:
         self.jitted = jax.jit(self._counted(), **self._jit_options())
         self.donating = bool(opts.donate_pos or opts.donate_keys)
         self.inner_donated: set[int] = set()   # flat inputs a call inside fn donates
+        self.eager_args, self.eager_kwargs = self.run_args, self.run_kwargs
+        if part.every_leaf:     # the body of a jitted target never sees a Python number
+            self.eager_args, self.eager_kwargs = self._map_leaves(
+                self.run_args, self.run_kwargs, None, _as_traced)
         self.phase = "eager"
         self.eager_first = self.jit_first = None
         self.unstable: list[str] = []       # static arguments whose hash changes every time
@@ -699,10 +721,15 @@ class _Measurement:
         `jax.jit` inside the function deletes what it is handed, so those leaves are
         copies (the user's buffers never reach it)."""
         if not self.inner_donated:
-            return self.run_args, self.run_kwargs
+            return self.eager_args, self.eager_kwargs
+        return self._map_leaves(self.eager_args, self.eager_kwargs, self.inner_donated, _copy)
+
+    def _map_leaves(self, args: tuple, kwargs: dict, flat: set[int] | None,
+                    make: Callable) -> tuple[tuple, dict]:
+        """`args`, `kwargs` with `make` applied to the traced leaves at `flat` (all: None),
+        numbered as jit flattens the call."""
         nums, names = self.part.jit_static(self.opts.sn, self.opts.snames)
-        return _copy_leaves(self.run_args, self.run_kwargs, set(nums), set(names),
-                            self.inner_donated)
+        return _copy_leaves(args, kwargs, set(nums), set(names), flat, make)
 
     def _inner_donation_note(self, title: str) -> str:
         nums, names = self.part.jit_static(self.opts.sn, self.opts.snames)
@@ -893,7 +920,7 @@ class _Measurement:
         m = self.m
         self._set_phase("steady eager")
         share = m.budget_s * 0.5
-        timer = _Timer(self.fn, self.run_args, self.run_kwargs, _blocker(self.eager_first),
+        timer = _Timer(self.fn, self.eager_args, self.eager_kwargs, _blocker(self.eager_first),
                        self.eager_inputs if self.inner_donated else None,
                        _nbytes(self._dyn_leaves(self.inner_donated)))
         m.eager_loops, m.eager_repeats = self.guarded(
@@ -907,33 +934,34 @@ class _Measurement:
 
     def rounding(self) -> None:
         """Which differing float leaves rounding decides, by experiment: the jitted call
-        again on its inputs moved by one ulp (up, then down). A leaf that moves as far as
-        it differs from eager is ill-conditioned at float precision (a parameter whose
-        gradient is mathematically zero: its rounding noise, scaled by Adam to a full
-        step); eager and jit cannot agree on it, and its difference says nothing about
-        the function. Such leaves count as matching and are named."""
+        again on its inputs, each element moved by one ulp up or down at random (as if
+        they had been rounded the other way), twice. A leaf that moves about as far as it
+        differs from eager (a tenth of its largest difference or more) is ill-conditioned
+        at float precision: a parameter whose gradient is mathematically zero, its
+        rounding noise scaled by Adam to a full step, and that noise's moments. Eager and
+        jit cannot agree on it, and its difference says nothing about the function: it is
+        named as rounding-decided and not counted as a difference."""
         m = self.m
         bad = [i for i, d in enumerate(m.leaves) if not d.ok and not d.problem and d.rtol]
         if not bad or self.jit_first is None:
             return
         self._set_phase("rounding check")
         traces = self.trace_count[0]
-        moved = [0.0] * len(m.leaves)
-        nums, names = self.part.jit_static(self.opts.sn, self.opts.snames)
-        every = set(range(len(self._dyn_leaves(None))))
-        for toward in (math.inf, -math.inf):
+        first = jax.tree_util.tree_leaves(self.jit_first)
+        moved = dict.fromkeys(bad, 0.0)
+        rng = np.random.default_rng(0)
+        for _ in range(2):
             a, k = self.inputs()
-            a, k = _copy_leaves(a, k, set(nums), set(names), every,
-                                make=functools.partial(_nudge, toward=toward))
-            got = self.jitted(*a, **k)
-            _, _, _, diffs = compare_outputs(self.jit_first, got)
-            if len(diffs) == len(moved):
-                moved = [max(x, d.max_abs) for x, d in zip(moved, diffs)]
+            a, k = self._map_leaves(a, k, None, functools.partial(_nudge, rng=rng))
+            got = jax.tree_util.tree_leaves(self.jitted(*a, **k))
+            if len(got) == len(first):
+                for i in bad:
+                    moved[i] = max(moved[i], float(np.max(_abs_diff(got[i], first[i]),
+                                                          initial=0.0)))
         self.trace_count[0] = traces        # a retrace here is ours, not the function's
         for i in bad:
-            d = m.leaves[i]
-            if moved[i] >= 0.1 * d.max_abs:
-                d.rounding = d.ok = True
+            if moved[i] >= 0.1 * m.leaves[i].max_abs:
+                m.leaves[i].rounding = m.leaves[i].ok = True
         m.results_match = all(d.ok for d in m.leaves)
         kept = [d for d in m.leaves if not d.rounding]
         m.max_abs_diff = max((d.max_abs for d in kept), default=0.0)
