@@ -148,6 +148,18 @@ def test_memory_reads_a_pmaps_donation_as_jits():
     assert not params["w1"].is_deleted()
 
 
+def test_eager_sees_a_traced_python_number_as_jit_gives_it(sh):
+    """lm1b's `TrainState.step = 0` reaches its schedule as an array under jit; run op
+    by op with the Python 0, `(0 * 1.0) ** -0.5` raised ZeroDivisionError."""
+    run(sh, "sched_step = jax.jit(lambda st, v: v * (st['step'] * 1.0) ** -0.5)\n"
+            "st = {'step': 0}")
+    res, cap = run(sh, "_r = %jit_compare -o --budget 0.1 sched_step(st, a)")
+    assert res.success, res.error_in_exec
+    r = sh.user_ns["_r"]
+    assert r.results_match is True and r.eager_s is not None
+    assert sh.user_ns["st"] == {"step": 0}
+
+
 # ---- float rounding is no difference ---------------------------------------------------------
 
 BATCHNORM_STEP = """
