@@ -61,29 +61,29 @@ function details(panel, row) {
 }
 
 // JupyterLab and Notebook 7: the static picture is the output just before this one. Draw
-// inside it, its picture hidden in the page only, and have the kernel blank this output,
-// so a notebook saved now reopens without its kernel on the picture, not on "Error
-// displaying widget". Elsewhere (no such output found) the explorer stays where it is.
+// in the picture's place, the picture hidden in the page only (the title, the note and the
+// tables beside it stay as the static view shows them), and have the kernel blank this
+// output, so a notebook saved now reopens without its kernel on the picture, not on
+// "Error displaying widget". Elsewhere (no such output found) the explorer stays where it is.
 function pictureBefore(el) {
   const mine = el.closest(".jp-OutputArea-child");
   const before = mine && mine.previousElementSibling;
   const out = before && before.querySelector(":scope > .jp-OutputArea-output");
-  return out && out.querySelector('img[src^="data:image/svg+xml"]') ? out : null;
+  return (out && out.querySelector('img[src^="data:image/svg+xml"]')) || null;
 }
 
 function moveIntoPicture(el, root, model) {
-  let tries = 0, hidden = [];
+  let tries = 0, picture = null;
   const look = () => {       // the output is attached to the page a moment after render
     if (root.parentNode !== el) return;
-    const out = root.isConnected && pictureBefore(el);
-    if (!out) { if (++tries <= 50) setTimeout(look, 100); return; }
-    hidden = [...out.children];
-    for (const c of hidden) c.style.display = "none";
-    out.append(root);
+    picture = root.isConnected && pictureBefore(el);
+    if (!picture) { if (++tries <= 50) setTimeout(look, 100); return; }
+    picture.style.display = "none";
+    picture.after(root);
     model.send({ type: "moved" });
   };
   look();
-  return () => { for (const c of hidden) c.style.display = ""; };
+  return () => { if (picture) picture.style.display = ""; };
 }
 
 function render({ model, el }) {
@@ -123,10 +123,15 @@ function render({ model, el }) {
 
   let scale = null, natural = null, svg = null, index = new Map();
 
+  // the size as inline style too: JupyterLab's `.jp-RenderedHTMLCommon svg { max-width:
+  // 100%; height: auto }` would cap the drawing at the cell's width (zoom in did nothing)
   function size() {
     if (!svg || !natural) return;
-    svg.setAttribute("width", `${natural.w * scale}px`);
-    svg.setAttribute("height", `${natural.h * scale}px`);
+    const w = `${natural.w * scale}px`, ht = `${natural.h * scale}px`;
+    svg.setAttribute("width", w);
+    svg.setAttribute("height", ht);
+    svg.setAttribute("style", `display:block;width:${w};height:${ht};max-width:none;` +
+      "max-height:none");
   }
   function fitWidth() {
     if (!natural) return;
