@@ -136,7 +136,12 @@ def test_every_text_reads(lab, lab_browser, theme):  # noqa: F811
         lab.theme("light")
     try:
         ex = page.locator(".jaxmagic-explorer").first
-        # the hover box, with a source line, shown
+        # a search (the status line says what it found), then the hover box, with a
+        # source line, shown
+        ex.locator(".jaxmagic-search").fill("tanh")
+        ex.locator(".jaxmagic-search").press("Enter")
+        ex.locator(".jaxmagic-status", has_text="match").wait_for(timeout=30_000)
+        ex.locator(".jaxmagic-search").fill("")
         ex.locator(".jaxmagic-view g.node", has_text="broadcast_in_dim").first.hover()
         details = ex.locator(".jaxmagic-details")
         details.wait_for(state="visible", timeout=5_000)

@@ -52,7 +52,8 @@ function details(panel, row) {
   if (row.outputs.length) panel.append(h("div", `color:${INK}`, "out: " + row.outputs.join(", ")));
   if (row.where) panel.append(h("div", `color:${ACCENT}`, row.where));
   if (row.source) {
-    panel.append(h("pre", `margin:2px 0 0;white-space:pre-wrap;color:${INK};` +
+    panel.append(h("pre", `margin:2px 0 0;padding:0;white-space:pre-wrap;color:${INK};` +
+      `background:${PANEL};border:0;` +
       "font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11px", row.source));
   }
   const click = { open: "click to open", lines: "click to show its equations",
@@ -90,6 +91,11 @@ function render({ model, el }) {
   const root = h("div", `font:12px/1.4 system-ui,sans-serif;color:${INK};background:${PANEL};` +
     `border:1px solid ${LINE};border-radius:4px;padding:6px;position:relative`);
   root.className = "jaxmagic-explorer";
+  // every colour is the explorer's own, as a theme's `pre`, `code` and placeholder colours
+  // (light on JupyterLab Dark) would put light ink or dark paper into this white panel;
+  // a placeholder's colour has no inline form
+  root.append(h("style", "", ".jaxmagic-explorer input.jaxmagic-search::placeholder" +
+    `{color:${MUTED};opacity:1}`));
   const bar = h("div", "display:flex;flex-wrap:wrap;gap:6px;align-items:center;margin-bottom:4px");
   const search = h("input", `flex:0 1 220px;padding:2px 4px;border:1px solid ${LINE};` +
     `color:${INK};background:${PANEL}`);
@@ -106,7 +112,7 @@ function render({ model, el }) {
           "copy the %jaxpr line that draws this view statically");
   copy.className = "jaxmagic-copy";
   const magic = h("code", `font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11px;` +
-    `color:${MUTED};overflow:hidden;text-overflow:ellipsis;white-space:nowrap;max-width:480px`);
+    `color:${MUTED};background:${PANEL};padding:0;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;max-width:480px`);
   magic.className = "jaxmagic-magic";
   bar.append(search, out, fit, zin, copy, magic);
   const status = h("div", `color:${MUTED};min-height:1.4em`);
