@@ -1,8 +1,8 @@
 // jaxmagic's graph explorer: the kernel lays out each view (jaxmagic/explorer.py); this
 // module shows its SVG, the hover details from its side table, and sends clicks and
 // searches back. Text from user code reaches the page only through textContent and
-// attribute values, never as markup; the SVG is parsed as XML and stripped of anything
-// active before it is shown.
+// attribute values, never as markup; the SVG is parsed as XML and only the elements and
+// attributes Graphviz writes are kept.
 
 const INK = "#0f172a", MUTED = "#475569", LINE = "#cbd5e1", PANEL = "#ffffff";
 const MARK = "#dc2626", ACCENT = "#1d4ed8";
@@ -14,20 +14,53 @@ function h(tag, style, text) {
   return e;
 }
 
-// Parse Graphviz's SVG as XML and drop what could run or fetch: scripts, foreign
-// objects, event handlers, links, and native tooltips (the details panel replaces them).
+// Parse Graphviz's SVG as XML and keep only what Graphviz writes for a drawing: an
+// allow-list of elements and attributes, so nothing that could run, fetch, link, animate or
+// restyle the page gets through (no <a>, <animate>, <set>, <use>, <image>, foreignObject,
+// no href, on*, style). Graphviz wraps a node with a tooltip in <a xlink:title>: its
+// drawing is kept, the link is not, and the details panel replaces native tooltips.
+const SVG_NS = "http://www.w3.org/2000/svg";
+const ELEMENTS = new Set(["svg", "g", "title", "path", "polygon", "polyline", "ellipse",
+  "circle", "rect", "line", "text", "tspan", "defs", "linearGradient", "radialGradient",
+  "stop"]);
+const UNWRAP = new Set(["a"]);
+const ATTRIBUTES = new Set(["id", "class", "transform", "fill", "stroke", "d", "points",
+  "x", "y", "x1", "y1", "x2", "y2", "cx", "cy", "r", "rx", "ry", "fx", "fy", "width", "height",
+  "viewBox", "font-family", "font-size", "font-weight", "font-style", "text-anchor",
+  "text-decoration", "baseline-shift", "stroke-width", "stroke-dasharray",
+  "stroke-linecap", "stroke-linejoin", "fill-opacity", "stroke-opacity", "opacity",
+  "offset", "stop-color", "stop-opacity", "gradientUnits", "gradientTransform"]);
+// a value naming anything but a fragment of this drawing (url(#l_0)) is dropped
+const SAFE_VALUE = (v) => !/url\s*\(|javascript:|expression\s*\(/i.test(v)
+  || /^\s*url\(#[\w.:-]+\)\s*$/.test(v);
+
+function clean(el) {
+  for (const child of [...el.children]) {
+    const known = child.namespaceURI === SVG_NS;
+    if (known && UNWRAP.has(child.localName)) {
+      clean(child);
+      child.replaceWith(...child.childNodes);
+    } else if (known && ELEMENTS.has(child.localName)) {
+      clean(child);
+    } else {
+      child.remove();
+    }
+  }
+  for (const a of [...el.attributes]) {
+    if (a.namespaceURI !== null || !ATTRIBUTES.has(a.name) || !SAFE_VALUE(a.value)) {
+      el.removeAttributeNode(a);
+    }
+  }
+  for (const n of [...el.childNodes]) {      // comments, processing instructions, CDATA
+    if (n.nodeType !== 1 && n.nodeType !== 3) n.remove();
+  }
+}
+
 function parseSvg(text) {
   const doc = new DOMParser().parseFromString(text, "image/svg+xml");
   const svg = doc.documentElement;
-  if (!svg || svg.nodeName !== "svg") return null;
-  for (const bad of svg.querySelectorAll("script, foreignObject, style, image")) bad.remove();
-  for (const el of [svg, ...svg.querySelectorAll("*")]) {
-    for (const a of [...el.attributes]) {
-      const n = a.name.toLowerCase();
-      if (n.startsWith("on") || n === "href" || n === "xlink:href" || n === "xlink:title"
-          || n === "target") el.removeAttribute(a.name);
-    }
-  }
+  if (!svg || svg.localName !== "svg" || svg.namespaceURI !== SVG_NS) return null;
+  clean(svg);
   return document.importNode(svg, true);
 }
 
@@ -95,7 +128,7 @@ function render({ model, el }) {
   // (light on JupyterLab Dark) would put light ink or dark paper into this white panel;
   // a placeholder's colour has no inline form
   root.append(h("style", "", ".jaxmagic-explorer input.jaxmagic-search::placeholder" +
-    `{color:${MUTED};opacity:1}`));
+    `{color:${MUTED};opacity:1} .jaxmagic-explorer g[data-click]{cursor:pointer}`));
   const bar = h("div", "display:flex;flex-wrap:wrap;gap:6px;align-items:center;margin-bottom:4px");
   const search = h("input", `flex:0 1 220px;padding:2px 4px;border:1px solid ${LINE};` +
     `color:${INK};background:${PANEL}`);
@@ -165,10 +198,7 @@ function render({ model, el }) {
       const row = table[key];
       if (!row) continue;
       g.dataset.key = key;
-      if (row.click) {
-        g.dataset.click = row.click;
-        g.style.cursor = "pointer";
-      }
+      if (row.click) g.dataset.click = row.click;
     }
     for (const key of model.get("highlight") || []) {
       const g = index.get(key);
