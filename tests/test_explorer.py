@@ -101,6 +101,30 @@ def test_search_by_primitive_and_no_match(grad_view):
     assert w.highlight == [] and w.status == "no match for 'no_such_primitive_here'"
 
 
+def test_an_empty_search_closes_the_groups_it_opened(grad_view):
+    w = JaxprExplorer(grad_view)
+    x = w.exploration
+    first, magic, opened = set(w.table), w.magic, set(x.opened)
+    hidden = next(n for n in x.folded.nodes.values()
+                  if n.kind == "op" and n.where and n.cluster not in x.opened)
+    search(w, hidden.where)
+    assert hidden.cluster in x.opened and len(w.table) > len(first), w.status
+    search(w, "")
+    assert x.opened == opened and set(w.table) == first and w.magic == magic, w.status
+    assert w.highlight == [] and "closed" in w.status
+
+
+def test_reset_goes_back_to_the_first_view(grad_view):
+    w = JaxprExplorer(grad_view)
+    first, magic = set(w.table), w.magic
+    click(w, next(k for k, row in w.table.items() if row["click"] == "open"))
+    search(w, "tanh")
+    assert set(w.table) != first
+    w._on_message(w, {"type": "reset"}, [])
+    assert set(w.table) == first and w.magic == magic and w.highlight == []
+    assert w.status == "back to the first view"
+
+
 def test_copied_magic_draws_the_explored_view(ip, grad_view):
     w = JaxprExplorer(grad_view, "%jaxpr {options} jax.grad(model)(params, x)")
     while lines := [k for k, row in w.table.items() if row["click"] == "lines"]:

@@ -213,3 +213,55 @@ def test_svg_keeps_only_what_graphviz_writes(lab, lab_browser):  # noqa: F811
     finally:
         page.close()
         lab.stop_kernels()
+
+
+def test_keyboard_reset_and_search_cleared(lab, lab_browser):  # noqa: F811
+    page = explore(lab, lab_browser, "keyboard.ipynb",
+                   [SETUP, "%jaxpr jax.grad(model)(params, x)"])
+    try:
+        ex = page.locator(".jaxmagic-explorer").first
+        status = ex.locator(".jaxmagic-status")
+        # the status line is read out as it changes
+        assert status.get_attribute("aria-live") == "polite"
+        count = "document.querySelector('.jaxmagic-explorer').querySelectorAll('g.node').length"
+        first = page.evaluate(count)
+
+        # hover an equation: its primitive is said once
+        ex.locator(".jaxmagic-view g.node", has_text="broadcast_in_dim").first.hover()
+        details = ex.locator(".jaxmagic-details")
+        details.wait_for(state="visible", timeout=5_000)
+        assert details.inner_text().count("broadcast_in_dim") == 1, details.inner_text()
+
+        # Tab from the search box reaches a group; Enter opens it
+        ex.locator(".jaxmagic-search").focus()
+        for _ in range(12):
+            page.keyboard.press("Tab")
+            if page.evaluate("!!document.activeElement.closest('g.node[data-click=open]')"):
+                break
+        else:
+            raise AssertionError("Tab never reached a group")
+        label = page.evaluate("document.activeElement.getAttribute('aria-label')")
+        assert details.is_visible() and label.split(":")[0] in details.inner_text()
+        page.keyboard.press("Enter")
+        page.wait_for_function(f"{count} > {first}", timeout=30_000)
+        assert "opened" in status.inner_text()
+        # the notebook did not take the Enter (no cell editor opened)
+        assert page.locator(".jp-Notebook.jp-mod-editMode").count() == 0
+        opened = page.evaluate(count)
+
+        # reset: the first view again
+        ex.get_by_role("button", name="reset").click()
+        page.wait_for_function(f"{count} == {first}", timeout=30_000)
+
+        # a search opens groups; an empty search closes them again
+        ex.locator(".jaxmagic-search").fill("tanh")
+        ex.locator(".jaxmagic-search").press("Enter")
+        page.wait_for_function(f"{count} > {first}", timeout=30_000)
+        ex.locator(".jaxmagic-search").fill("")
+        ex.locator(".jaxmagic-search").press("Enter")
+        page.wait_for_function(f"{count} == {first}", timeout=30_000)
+        assert ex.locator(".jaxmagic-view .jaxmagic-match").count() == 0
+        assert opened > first
+    finally:
+        page.close()
+        lab.stop_kernels()

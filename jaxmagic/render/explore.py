@@ -49,6 +49,10 @@ class Exploration:
             self.by_line = set()      # `--group line` groups every cluster by line
         self.highlight: set[int] = set()          # equation indices a search matched
         self.found: set[str] = set()              # titles of matched inputs and outputs
+        self.first = (set(self.opened), set(self.by_line))     # what "reset" goes back to
+        # what the last search opened (groups, line groups shown as equations): the next
+        # search, an empty one included, closes them again
+        self.searched: tuple[set[int], set[int]] = (set(), set())
         self._svgs: dict[str, bytes] = {}
         self.graph = self._graph()
 
@@ -77,14 +81,32 @@ class Exploration:
             return self._open(set(), node.title, lines_of={node.cluster})
         return f"{node.title} has nothing inside to open"
 
+    def reset(self) -> str:
+        """Back to the first view: its open groups, nothing searched."""
+        self.opened, self.by_line = set(self.first[0]), set(self.first[1])
+        self.highlight, self.found = set(), set()
+        self.searched = (set(), set())
+        self.graph = self._graph()
+        return "back to the first view"
+
     def search(self, query: str) -> str:
         """Highlight what matches `query` (a name, a primitive, a line `:12` or `loss:12`)
-        and open the groups holding the first matches."""
+        and open the groups holding the first matches, closing those the previous search
+        opened (an empty query only closes them)."""
         query = (query or "").strip()
         self.highlight, self.found = set(), set()
+        opened, lines = self.searched
+        self.searched = (set(), set())
+        closing = {c for c in opened if c in self.opened}
+        for c in list(closing):
+            closing |= self._inside(c)
+        self.opened -= closing
+        self.by_line -= closing
+        self.by_line |= {c for c in lines if c in self.opened}
         if not query:
             self.graph = self._graph()
-            return ""
+            return f"search cleared; closed {len(closing)} group{'s' * (len(closing) != 1)}" \
+                " it opened" if closing else ""
         nodes, clusters = _matches(self.folded, query)
         self.highlight = {e for n in nodes for e in n.eqns} | {
             e for c in clusters for e in self._eqns_in(c)}
@@ -101,7 +123,10 @@ class Exploration:
         shown = min(found, SEARCH_OPENS)
         said = f"{found} match{'es' if found != 1 else ''} for {query!r}" + (
             f"; groups of the first {shown} opened" if found > shown else "")
-        return self._open(wanted - self.opened, said, lines_of=lines, quiet=True)
+        before = (set(self.opened), set(self.by_line))
+        said = self._open(wanted - self.opened, said, lines_of=lines, quiet=True)
+        self.searched = (self.opened - before[0], before[1] - self.by_line)
+        return said
 
     def _open(self, clusters: set[int], what: str, lines_of: set[int] = frozenset(),
               quiet: bool = False) -> str:

@@ -74,12 +74,18 @@ function items(svg) {
   return found;
 }
 
+const CLICKS = { open: "click to open", lines: "click to show its equations",
+                 close: "click to close" };
+
 function details(panel, row) {
   panel.replaceChildren();
   panel.append(h("div", `font-weight:600;color:${INK}`, row.title));
   const counted = row.detail.some((d) => d.endsWith(" equations"));
-  const kind = row.kind + (row.equations > 1 && !counted ? ` · ${row.equations} equations` : "");
-  panel.append(h("div", `color:${MUTED}`, kind));
+  // the title of an equation's box is its primitive ("add", "sub · 1"): not said twice
+  const named = row.title === row.kind || row.title.startsWith(row.kind + " ·");
+  const kind = [named ? "" : row.kind,
+    row.equations > 1 && !counted ? `${row.equations} equations` : ""].filter(Boolean);
+  if (kind.length) panel.append(h("div", `color:${MUTED}`, kind.join(" · ")));
   for (const d of row.detail) panel.append(h("div", `color:${INK}`, d));
   if (row.inputs.length) panel.append(h("div", `color:${INK}`, "in: " + row.inputs.join(", ")));
   if (row.outputs.length) panel.append(h("div", `color:${INK}`, "out: " + row.outputs.join(", ")));
@@ -89,8 +95,7 @@ function details(panel, row) {
       `background:${PANEL};border:0;` +
       "font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11px", row.source));
   }
-  const click = { open: "click to open", lines: "click to show its equations",
-                  close: "click to close" }[row.click];
+  const click = CLICKS[row.click];
   if (click) panel.append(h("div", `color:${MUTED};font-style:italic`, click));
 }
 
@@ -128,7 +133,8 @@ function render({ model, el }) {
   // (light on JupyterLab Dark) would put light ink or dark paper into this white panel;
   // a placeholder's colour has no inline form
   root.append(h("style", "", ".jaxmagic-explorer input.jaxmagic-search::placeholder" +
-    `{color:${MUTED};opacity:1} .jaxmagic-explorer g[data-click]{cursor:pointer}`));
+    `{color:${MUTED};opacity:1} .jaxmagic-explorer g[data-click]{cursor:pointer}` +
+    `.jaxmagic-explorer g[data-click]:focus{outline:3px solid ${ACCENT};outline-offset:2px}`));
   const bar = h("div", "display:flex;flex-wrap:wrap;gap:6px;align-items:center;margin-bottom:4px");
   const search = h("input", `flex:0 1 220px;padding:2px 4px;border:1px solid ${LINE};` +
     `color:${INK};background:${PANEL}`);
@@ -142,17 +148,23 @@ function render({ model, el }) {
   };
   const out = button("−", "zoom out"), fit = button("fit", "fit the width"),
         zin = button("+", "zoom in"), copy = button("copy as magic",
-          "copy the %jaxpr line that draws this view statically");
+          "copy the %jaxpr line that draws this view statically"),
+        reset = button("reset", "back to the first view: its groups, nothing searched");
   copy.className = "jaxmagic-copy";
+  reset.className = "jaxmagic-reset";
   const magic = h("code", `font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11px;` +
     `color:${MUTED};background:${PANEL};padding:0;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;max-width:480px`);
   magic.className = "jaxmagic-magic";
-  bar.append(search, out, fit, zin, copy, magic);
+  bar.append(search, out, fit, zin, reset, copy, magic);
   const status = h("div", `color:${MUTED};min-height:1.4em`);
   status.className = "jaxmagic-status";
+  status.setAttribute("role", "status");        // read out as it changes
+  status.setAttribute("aria-live", "polite");
   const view = h("div", `overflow:auto;max-height:70vh;cursor:grab;background:#ffffff;` +
     `border:1px solid ${LINE}`);
   view.className = "jaxmagic-view";
+  view.tabIndex = 0;          // scrolled by the arrow keys; where a redraw leaves the focus
+  view.setAttribute("aria-label", "the picture: Tab to its groups, Enter to open one");
   const panel = h("div", `display:none;position:absolute;z-index:10;max-width:460px;` +
     `padding:6px 8px;background:#ffffff;border:1px solid ${MUTED};border-radius:4px;` +
     "box-shadow:0 2px 8px rgba(0,0,0,.2);pointer-events:none");
@@ -160,7 +172,7 @@ function render({ model, el }) {
   root.append(bar, status, view, panel);
   el.replaceChildren(root);
 
-  let scale = null, natural = null, svg = null, index = new Map();
+  let scale = null, natural = null, svg = null, index = new Map(), refocus = null;
 
   // the size as inline style too: JupyterLab's `.jp-RenderedHTMLCommon svg { max-width:
   // 100%; height: auto }` would cap the drawing at the cell's width (zoom in did nothing)
@@ -198,7 +210,12 @@ function render({ model, el }) {
       const row = table[key];
       if (!row) continue;
       g.dataset.key = key;
-      if (row.click) g.dataset.click = row.click;
+      if (row.click) {         // Tab reaches it, Enter or Space opens or closes it
+        g.dataset.click = row.click;
+        g.setAttribute("tabindex", "0");
+        g.setAttribute("role", "button");
+        g.setAttribute("aria-label", `${row.title}: ${CLICKS[row.click] || ""}`);
+      }
     }
     for (const key of model.get("highlight") || []) {
       const g = index.get(key);
@@ -211,6 +228,11 @@ function render({ model, el }) {
     }
     view.append(svg);
     if (scale === null || !zoomed) fitWidth(); else size();
+    if (refocus) {            // the keyboard's place, kept across the new picture
+      const again = index.get(refocus);
+      (again && again.dataset.click ? again : view).focus({ preventScroll: !again });
+      refocus = null;
+    }
     const first = view.querySelector(".jaxmagic-match");
     if (first) first.scrollIntoView({ block: "nearest", inline: "nearest" });
   }
@@ -240,20 +262,38 @@ function render({ model, el }) {
     const g = target.closest && target.closest("g.node, g.cluster");
     return g && g.dataset.key ? g.dataset.key : null;
   };
-  view.addEventListener("mousemove", (ev) => {
-    const key = keyOf(ev.target);
+  // the details of `target`'s node or group beside the point (x, y) of the page
+  function explain(target, px, py) {
+    const key = keyOf(target);
     const row = key && (model.get("table") || {})[key];
     if (!row) { panel.style.display = "none"; return; }
     details(panel, row);
     const box = root.getBoundingClientRect();
     panel.style.display = "block";
     // beside the pointer, inside the output (JupyterLab clips what sticks out of it)
-    const x = ev.clientX - box.left, y = ev.clientY - box.top;
+    const x = px - box.left, y = py - box.top;
     const w = panel.offsetWidth, ht = panel.offsetHeight;
     panel.style.left = `${Math.max(0, Math.min(x + 14, box.width - w - 4))}px`;
     panel.style.top = `${y + 14 + ht <= box.height ? y + 14 : Math.max(0, y - ht - 14)}px`;
-  });
+  }
+  view.addEventListener("mousemove", (ev) => explain(ev.target, ev.clientX, ev.clientY));
   view.addEventListener("mouseleave", () => { panel.style.display = "none"; });
+  // the keyboard: Tab to a group shows its details, Enter or Space opens or closes it
+  view.addEventListener("focusin", (ev) => {
+    const r = ev.target.getBoundingClientRect();
+    explain(ev.target, r.left, r.bottom);
+  });
+  view.addEventListener("focusout", () => { panel.style.display = "none"; });
+  view.addEventListener("keydown", (ev) => {
+    if (ev.key !== "Enter" && ev.key !== " ") return;
+    const key = keyOf(ev.target);
+    const row = key && (model.get("table") || {})[key];
+    if (!row || !row.click) return;
+    ev.preventDefault();
+    ev.stopPropagation();     // not the notebook's Enter (edit the cell)
+    refocus = key;
+    ask({ type: "toggle", key }, "laying out…");
+  });
 
   let drag = null, moved = false;
   view.addEventListener("mousedown", (ev) => {
@@ -287,6 +327,10 @@ function render({ model, el }) {
   zin.addEventListener("click", () => { zoomed = true; scale = Math.min(4, scale * 1.25); size(); });
   out.addEventListener("click", () => { zoomed = true; scale = Math.max(0.1, scale / 1.25); size(); });
   fit.addEventListener("click", () => { zoomed = false; fitWidth(); });
+  reset.addEventListener("click", () => {
+    search.value = "";
+    ask({ type: "reset" }, "back to the first view…");
+  });
   search.addEventListener("keydown", (ev) => {
     if (ev.key !== "Enter") return;
     ask({ type: "search", query: search.value }, "searching…");
