@@ -140,9 +140,9 @@ def test_copied_magic_draws_the_explored_view(ip, grad_view):
     assert titles(static.graph) == titles(w.exploration.graph), line
 
 
-def test_copied_magic_says_when_a_name_opens_more(ip, grad_view):
-    """`--expand NAME` opens every group whose name holds NAME: when the explored view
-    opened one of several groups of that name, the line says it draws more."""
+def test_copied_magic_opens_only_the_group_of_a_shared_name(ip, grad_view):
+    """`--expand NAME` opens every group whose name holds NAME: where the explored view
+    opened one of several groups of that name, the line names it by its exact path."""
     w = JaxprExplorer(grad_view, "%jaxpr {options} jax.grad(model)(params, x)")
     x = w.exploration
     x.by_line.clear()
@@ -151,9 +151,24 @@ def test_copied_magic_says_when_a_name_opens_more(ip, grad_view):
     key, twin = next((k, row["title"]) for k, row in w.table.items() if row["click"] ==
                      "open" and sum(row["title"].lower() in t for t in everything) > 1)
     click(w, key)
-    assert twin in w.caveat, w.caveat
+    assert w.caveat == "" and f"/{twin}'" in w.magic, (w.magic, w.caveat)
     static = ip.run_line_magic("jaxpr", "-o " + w.magic[len("%jaxpr "):])
-    assert set(static.graph.clusters) > set(x.graph.clusters)
+    assert titles(static.graph) == titles(x.graph), w.magic
+    # typed by a person, the name still opens every group that holds it
+    typed = ip.run_line_magic("jaxpr", f"-o --depth 0 --expand '{twin}' "
+                              "jax.grad(model)(params, x)")
+    holding = lambda v: sum(twin.lower() in c.title.lower()  # noqa: E731
+                            for c in v.graph.clusters.values())
+    assert holding(typed) > holding(static)
+
+
+def test_copied_magic_draws_the_first_view(ip, grad_view):
+    """Nothing clicked, groups shown by line and all: the copied line draws it again."""
+    w = JaxprExplorer(grad_view, "%jaxpr {options} jax.grad(model)(params, x)")
+    assert w.caveat == "", w.caveat
+    static = ip.run_line_magic("jaxpr", "-o " + w.magic[len("%jaxpr "):])
+    assert titles(static.graph) == titles(w.exploration.graph), w.magic
+    assert titles(static.graph) == titles(grad_view.graph)
 
 
 def test_the_picture_is_its_own_output_before_the_widget(ip, grad_view):

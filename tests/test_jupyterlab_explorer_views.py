@@ -265,3 +265,52 @@ def test_keyboard_reset_and_search_cleared(lab, lab_browser):  # noqa: F811
     finally:
         page.close()
         lab.stop_kernels()
+
+
+def test_copied_magic_redraws_the_explored_view(lab, lab_browser):  # noqa: F811
+    """The copied line, run in a new cell, draws exactly the explorer's view: as first
+    shown, after a click, after a search."""
+    page = explore(lab, lab_browser, "copy.ipynb", [SETUP, "%jaxpr jax.grad(model)(params, x)"])
+    nodes = "n => document.querySelectorAll('.jaxmagic-explorer')[n].querySelectorAll('g.node')"
+
+    def redrawn(n):
+        """The explorer's copied line, run in the notebook's last (empty) cell."""
+        ex = page.locator(".jaxmagic-explorer").first
+        line = ex.locator(".jaxmagic-magic").get_attribute("title").split("\n")[0]
+        assert "≈" not in ex.locator(".jaxmagic-magic").inner_text(), \
+            ex.locator(".jaxmagic-magic").get_attribute("title")
+        cell = page.locator(".jp-Notebook .jp-Cell").last
+        assert cell.locator(".jp-InputArea-editor").inner_text().strip() == ""
+        cell.locator(".jp-InputArea-editor").click()
+        page.keyboard.insert_text(line)
+        page.keyboard.press("Shift+Enter")
+        page.wait_for_function(f"document.querySelectorAll('.jaxmagic-explorer svg').length"
+                               f" > {n}", timeout=120_000)
+        page.wait_for_timeout(500)
+        shown = page.evaluate(f"({nodes})(0).length")
+        again = page.evaluate(f"({nodes})({n}).length")
+        titles = [page.evaluate(f"[...({nodes})({i})].map(g => g.textContent).sort()")
+                  for i in (0, n)]
+        return line, shown, again, titles
+
+    try:
+        line, shown, again, (a, b) = redrawn(1)
+        assert again == shown and a == b, (line, shown, again)
+
+        ex = page.locator(".jaxmagic-explorer").first
+        count = f"({nodes})(0).length"
+        closed = ex.locator(".jaxmagic-view g.node[data-click=open]")
+        closed.first.click()
+        page.wait_for_function(f"{count} > {shown}", timeout=30_000)
+        line, shown, again, (a, b) = redrawn(2)
+        assert again == shown and a == b, (line, shown, again)
+
+        ex.locator(".jaxmagic-search").fill("tanh")
+        ex.locator(".jaxmagic-search").press("Enter")
+        page.wait_for_function(f"{count} != {shown}", timeout=30_000)
+        line, shown, again, (a, b) = redrawn(3)
+        assert again == shown and a == b, (line, shown, again)
+        shot(page, "copied")
+    finally:
+        page.close()
+        lab.stop_kernels()

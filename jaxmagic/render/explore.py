@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..core import graph as G
+from . import jaxpr as J
 from . import layout
 
 SEARCH_OPENS = 20      # matches whose groups a search opens; the rest are only counted
@@ -162,8 +163,10 @@ class Exploration:
     # ---- the static options that redraw this view ----------------------------------
 
     def options(self) -> tuple[str, str]:
-        """(`--depth N --expand NAME …`, how its redraw differs from this view): the
-        deepest level opened whole, then the deepest other open groups by name."""
+        """(`--depth N --expand '=PATH' --lines '=PATH' …`, how its redraw differs from
+        this view): the deepest level opened whole, then the other open groups by their
+        exact paths (the deepest ones: those around them open with them), and those whose
+        equations are grouped by line."""
         clusters = self.folded.clusters
         levels = sorted({c.level for c in clusters.values()})
         depth = 0
@@ -172,24 +175,29 @@ class Exploration:
                 depth = lv
             else:
                 break
+        lines = sorted(c for c in self.by_line if c in self.opened)
         if levels and depth == levels[-1]:
             expand, depth_text = [], "all"
         else:
             rest = {c for c in self.opened if clusters[c].level > depth}
-            leaves = [c for c in sorted(rest) if not any(
+            expand = [c for c in sorted(rest) if c not in self.by_line and not any(
                 clusters[o].parent == c for o in rest)]
-            expand = list(dict.fromkeys(clusters[c].title for c in leaves))
             depth_text = str(depth)
-        parts = [f"--depth {depth_text}"] + [f"--expand {shlex.quote(t)}" for t in expand]
-        redrawn = G.opened_at(self.folded, None if depth_text == "all" else depth, expand)
+        path = lambda c: shlex.quote("=" + J.group_path(self.folded, c))  # noqa: E731
+        parts = [f"--depth {depth_text}"] + [f"--expand {path(c)}" for c in expand] + [
+            f"--lines {path(c)}" for c in lines]
+        names = ["=" + J.group_path(self.folded, c) for c in expand]
+        line_names = ["=" + J.group_path(self.folded, c) for c in lines]
+        redrawn = J.opened_at(self.folded, None if depth_text == "all" else depth, names,
+                              line_names)
+        grouped = J.named_groups(self.folded, line_names)
         caveats = []
-        if redrawn - self.opened:
-            caveats.append("opens more groups of the same names: "
-                           + ", ".join(sorted({clusters[c].title for c in redrawn - self.opened})))
-        if self.by_line:
-            caveats.append("draws every equation of "
-                           + ", ".join(sorted(clusters[c].title for c in self.by_line))
-                           + ", grouped by line here")
+        if redrawn != self.opened:
+            caveats.append("opens other groups: " + ", ".join(sorted(
+                {clusters[c].title for c in redrawn ^ self.opened})))
+        if grouped != self.by_line & self.opened:
+            caveats.append("groups other equations by line: " + ", ".join(sorted(
+                {clusters[c].title for c in grouped ^ (self.by_line & self.opened)})))
         return " ".join(parts), "; ".join(caveats)
 
     # ---- a frame for the page --------------------------------------------------------
