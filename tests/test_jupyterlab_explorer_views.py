@@ -262,6 +262,13 @@ def test_keyboard_reset_and_search_cleared(lab, lab_browser):  # noqa: F811
         page.wait_for_function(f"{count} == {first}", timeout=30_000)
         assert ex.locator(".jaxmagic-view .jaxmagic-match").count() == 0
         assert opened > first
+
+        # an argument's pytree keys are searched too: `w2` marks the params record
+        ex.locator(".jaxmagic-search").fill("w2")
+        ex.locator(".jaxmagic-search").press("Enter")
+        ex.locator(".jaxmagic-view .jaxmagic-match").first.wait_for(timeout=30_000)
+        marked = ex.locator(".jaxmagic-view g.node.jaxmagic-match", has_text="12 leaves")
+        assert marked.count() == 2, marked.count()     # params and their gradient
     finally:
         page.close()
         lab.stop_kernels()

@@ -223,19 +223,21 @@ class Exploration:
 
 def _matches(g: G.Graph, query: str) -> tuple[list[G.Node], list[G.Cluster]]:
     """Nodes and groups of the folded graph that `query` names: `:12` or `loss:12` a
-    line exactly, else any part of a name, primitive, location or source line."""
+    line exactly, else any part of a name, primitive, location or source line, or of an
+    argument's or result's pytree keys (`[i].w1`, `model.l1.kernel`: a record's rows)."""
     q = query.lower()
     line = re.fullmatch(r"([\w.<>]*):(\d+)", q)
 
-    def hit(title: str, prim: str, where: str, source: str) -> bool:
+    def hit(title: str, prim: str, where: str, source: str, *keys: str) -> bool:
         if line:
             func, num = line.groups()
             w = where.lower()
             return w.endswith(f":{num}") and (not func or w == f"{func}:{num}")
-        return any(q in s.lower() for s in (title, prim, where, source) if s)
+        return any(q in s.lower() for s in (title, prim, where, source, *keys) if s)
 
     nodes = [n for n in g.nodes.values() if n.kind in ("op", "input", "output", "const")
-             and hit(n.title, n.primitive, n.where, n.source)]
+             and hit(n.title, n.primitive, n.where, n.source,
+                     *(n.detail if n.kind != "op" else ()))]
     clusters = [c for c in g.clusters.values() if not line
                 and hit(c.title, c.kind, c.where, c.source)]
     return nodes, clusters
