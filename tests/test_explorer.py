@@ -171,6 +171,26 @@ def test_copied_magic_draws_the_first_view(ip, grad_view):
     assert titles(static.graph) == titles(grad_view.graph)
 
 
+@pytest.mark.parametrize("flag, unit", [("--memory", " at peak"), ("--cost", "flop")])
+def test_hover_repeats_the_figures_on_the_box(ip, grad_view, flag, unit):
+    """What an overlay writes on a box (bytes at the peak, flops) is in its hover too."""
+    import xml.etree.ElementTree as ET
+
+    view = ip.run_line_magic("jaxpr", f"-o {flag} jax.grad(model)(params, x)")
+    w = JaxprExplorer(view)
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    said = 0
+    for g in ET.fromstring(w.svg).iterfind(".//s:g", ns):
+        title = g.find("s:title", ns)
+        if g.get("class") not in ("node", "cluster") or title is None:
+            continue
+        for text in g.iterfind(".//s:text", ns):
+            if unit in (text.text or ""):
+                assert text.text in w.table[title.text]["figures"], (title.text, text.text)
+                said += 1
+    assert said, w.svg
+
+
 def test_the_picture_is_its_own_output_before_the_widget(ip, grad_view):
     """Two outputs: exactly the static picture, then the widget with no text of its own."""
     from IPython.utils.capture import capture_output

@@ -1,6 +1,6 @@
 """The explorer as good as the static picture (issue 27), in the real JupyterLab and
 Chromium, with its kernel: the tables beside the picture stay visible while exploring,
-zoom in widens the drawing, every text of the explorer reads (≥ 4.5:1) on the Light and
+hover repeats a box's figures without covering it, zoom in widens the drawing, every text of the explorer reads (≥ 4.5:1) on the Light and
 the Dark theme, and the SVG put into the page keeps only what Graphviz writes.
 
 Screenshots of each step go to $JAXMAGIC_LAB_SCREENSHOTS when it is set.
@@ -56,13 +56,26 @@ def test_tables_stay_visible_and_zoom_widens(lab, lab_browser):  # noqa: F811
         assert cell.get_by_text("costliest equations").is_visible()
         shot(page, "tables")
 
+        # hover repeats the figures the box carries, and leaves the box readable
+        costly = ex.locator(".jaxmagic-view g.node", has_text="kflop").first
+        figure = next(t for t in costly.locator("text").all_text_contents() if "kflop" in t)
+        costly.hover()
+        details = ex.locator(".jaxmagic-details")
+        details.wait_for(state="visible", timeout=5_000)
+        assert figure in details.inner_text(), (figure, details.inner_text())
+        a, b = costly.bounding_box(), details.bounding_box()
+        apart = (b["y"] >= a["y"] + a["height"] or b["y"] + b["height"] <= a["y"]
+                 or b["x"] >= a["x"] + a["width"] or b["x"] + b["width"] <= a["x"])
+        assert apart, (a, b)
+        page.mouse.move(0, 0)
+
         # zoom in: the drawing grows on the page, past the cell's width
         svg = ex.locator(".jaxmagic-view svg")
         fitted = svg.bounding_box()["width"]
         room = ex.locator(".jaxmagic-view").bounding_box()["width"]
         assert fitted <= room + 1
         for _ in range(4):
-            ex.get_by_role("button", name="+").click()
+            ex.get_by_role("button", name="+", exact=True).click()
         page.wait_for_timeout(200)
         zoomed = svg.bounding_box()["width"]
         assert zoomed == pytest.approx(fitted * 1.25 ** 4, rel=0.03), (fitted, zoomed)
@@ -71,7 +84,7 @@ def test_tables_stay_visible_and_zoom_widens(lab, lab_browser):  # noqa: F811
         assert view.evaluate("v => v.scrollWidth > v.clientWidth")
         shot(page, "zoomed")
         # and fit brings it back to the cell's width
-        ex.get_by_role("button", name="fit").click()
+        ex.get_by_role("button", name="fit", exact=True).click()
         assert svg.bounding_box()["width"] == pytest.approx(fitted, rel=0.03)
     finally:
         page.close()
@@ -250,7 +263,7 @@ def test_keyboard_reset_and_search_cleared(lab, lab_browser):  # noqa: F811
         opened = page.evaluate(count)
 
         # reset: the first view again
-        ex.get_by_role("button", name="reset").click()
+        ex.get_by_role("button", name="reset", exact=True).click()
         page.wait_for_function(f"{count} == {first}", timeout=30_000)
 
         # a search opens groups; an empty search closes them again

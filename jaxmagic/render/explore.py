@@ -216,7 +216,7 @@ class Exploration:
         magic, caveat = self.options()
         hl = [f"n{n.id}" for n in g.nodes.values()
               if self.highlight.intersection(n.eqns) or n.title in self.found]
-        table = hover_table(g, self.folded, self.by_line)
+        table = hover_table(g, self.folded, self.by_line, self.view._marks(g))
         return Frame(self._svgs[dot].decode(), table, magic, caveat,
                      status, hl, seconds)
 
@@ -243,10 +243,19 @@ def _matches(g: G.Graph, query: str) -> tuple[list[G.Node], list[G.Cluster]]:
     return nodes, clusters
 
 
-def hover_table(g: G.Graph, folded: G.Graph, by_line: set[int]) -> dict:
-    """What hovering shows, by SVG title: a node's title, kind, details, location, source
-    line (with the library frame), input and output shapes, and what a click does. A
-    location the picture leaves off its boxes (one shared by a whole group) is still here."""
+def hover_table(g: G.Graph, folded: G.Graph, by_line: set[int],
+                marks: dict | None = None) -> dict:
+    """What hovering shows, by SVG title: a node's title, kind, details, the figures the
+    view's overlays write on it (flops, time, bytes at the peak, collectives: `marks`,
+    `to_dot`'s overlay arguments), location, source line (with the library frame), input
+    and output shapes, and what a click does. A location the picture leaves off its boxes
+    (one shared by a whole group) is still here."""
+    marks = marks or {}
+
+    def figures(kind: str, i: int) -> list[str]:
+        line = (marks.get(kind) or {}).get(i, ("", "", False))[1]
+        return [x for x in line.split("\n") if x.strip()]
+
     located = {e: n.where for n in folded.nodes.values() if n.where for e in n.eqns}
     ins: dict[int, list[str]] = {}
     outs: dict[int, list[str]] = {}
@@ -263,13 +272,14 @@ def hover_table(g: G.Graph, folded: G.Graph, by_line: set[int]) -> dict:
             "where": n.where or next((located[e] for e in n.eqns if e in located), ""),
             "source": n.source, "inputs": _distinct(ins.get(n.id, [])),
             "outputs": _distinct(outs.get(n.id, [])), "equations": len(n.eqns),
-            "click": click}
+            "figures": figures("overlay", n.id), "click": click}
     for c in g.clusters.values():
         table[f"cluster_{c.id}"] = {
             "title": c.title, "kind": c.kind, "detail": list(c.detail), "where": c.where,
             "source": c.source, "inputs": [], "outputs": [],
             "equations": folded.clusters[c.id].num_equations if c.id in folded.clusters
-            else c.num_equations, "click": "close"}
+            else c.num_equations, "figures": figures("cluster_overlay", c.id),
+            "click": "close"}
     return table
 
 

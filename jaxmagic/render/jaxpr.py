@@ -290,6 +290,11 @@ class JaxprView:
         return self.memory if self.memory is not None else self.costs
 
     def _dot(self, g: G.Graph) -> str:
+        return to_dot(g, self.rankdir, self._title(g), **self._marks(g))
+
+    def _marks(self, g: G.Graph) -> dict:
+        """The overlays' marks on `g` (`to_dot`'s `overlay` and `cluster_overlay`: per node
+        and group (fill, the figures line, emphasised)), which the explorer's hover repeats."""
         overlay = self._overlay.overlay(g) if self._overlay is not None else {}
         if self.collectives is not None:      # a collective's line joins its node's cost
             nodes = dict(overlay.get("overlay", {}))
@@ -297,7 +302,7 @@ class JaxprView:
                 _, cost, emphasised = nodes.get(i, (fill, "", False))
                 nodes[i] = (fill, "\n".join(x for x in (line, cost) if x), emphasised)
             overlay["overlay"] = nodes
-        return to_dot(g, self.rankdir, self._title(g), **overlay)
+        return overlay
 
     # ---- public forms ----------------------------------------------------------------
 

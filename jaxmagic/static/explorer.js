@@ -86,6 +86,8 @@ function details(panel, row) {
   const kind = [named ? "" : row.kind,
     row.equations > 1 && !counted ? `${row.equations} equations` : ""].filter(Boolean);
   if (kind.length) panel.append(h("div", `color:${MUTED}`, kind.join(" · ")));
+  // what the view's overlays write on the box: flops, time, bytes at the peak, collectives
+  for (const f of row.figures || []) panel.append(h("div", `color:${INK};font-weight:600`, f));
   for (const d of row.detail) panel.append(h("div", `color:${INK}`, d));
   if (row.inputs.length) panel.append(h("div", `color:${INK}`, "in: " + row.inputs.join(", ")));
   if (row.outputs.length) panel.append(h("div", `color:${INK}`, "out: " + row.outputs.join(", ")));
@@ -262,7 +264,9 @@ function render({ model, el }) {
     const g = target.closest && target.closest("g.node, g.cluster");
     return g && g.dataset.key ? g.dataset.key : null;
   };
-  // the details of `target`'s node or group beside the point (x, y) of the page
+  // the details of `target`'s node or group beside the point (x, y) of the page: below
+  // a node's box or above it, never over what the box says; inside the output
+  // (JupyterLab clips what sticks out of it)
   function explain(target, px, py) {
     const key = keyOf(target);
     const row = key && (model.get("table") || {})[key];
@@ -270,11 +274,12 @@ function render({ model, el }) {
     details(panel, row);
     const box = root.getBoundingClientRect();
     panel.style.display = "block";
-    // beside the pointer, inside the output (JupyterLab clips what sticks out of it)
-    const x = px - box.left, y = py - box.top;
+    const node = target.closest("g.node");
+    const r = node ? node.getBoundingClientRect() : { top: py, bottom: py };
+    const x = px - box.left, below = r.bottom - box.top + 8, above = r.top - box.top - 8;
     const w = panel.offsetWidth, ht = panel.offsetHeight;
     panel.style.left = `${Math.max(0, Math.min(x + 14, box.width - w - 4))}px`;
-    panel.style.top = `${y + 14 + ht <= box.height ? y + 14 : Math.max(0, y - ht - 14)}px`;
+    panel.style.top = `${below + ht <= box.height || above - ht < 0 ? below : above - ht}px`;
   }
   view.addEventListener("mousemove", (ev) => explain(ev.target, ev.clientX, ev.clientY));
   view.addEventListener("mouseleave", () => { panel.style.display = "none"; });
