@@ -57,8 +57,9 @@ class JaxprExplorer(anywidget.AnyWidget):
         self.on_msg(self._on_message)
 
     def _on_message(self, _widget, content: dict, _buffers) -> None:
-        """A click (`{"type": "toggle", "key": "n12"}`) or a search (`{"type": "search",
-        "query": "dot_general"}`) from the page: lay out the new view and send it."""
+        """A click (`{"type": "toggle", "key": "n12"}`), a search (`{"type": "search",
+        "query": "dot_general"}`) or a reset (`{"type": "reset"}`) from the page: lay out
+        the new view and send it."""
         if not isinstance(content, dict):
             return
         kind = content.get("type")
@@ -69,17 +70,20 @@ class JaxprExplorer(anywidget.AnyWidget):
         if content.get("seen", self.answered) != self.answered:
             return      # sent from a picture since replaced (a quick second click)
         x = self.exploration
-        before = (set(x.opened), set(x.by_line), set(x.highlight), set(x.found), x.graph)
+        before = (set(x.opened), set(x.by_line), set(x.highlight), set(x.found), x.graph,
+                  x.searched)
         try:
             if kind == "toggle":
                 said = x.toggle(str(content.get("key", "")))
             elif kind == "search":
                 said = x.search(str(content.get("query", ""))[:200])
+            elif kind == "reset":
+                said = x.reset()
             else:
                 return
             self._show(x.frame(said))
         except (layout.LayoutTimeout, layout.NoRenderer, RuntimeError) as e:
-            x.opened, x.by_line, x.highlight, x.found, x.graph = before
+            x.opened, x.by_line, x.highlight, x.found, x.graph, x.searched = before
             self.status = f"{e}; the picture is unchanged"
         self.answered += 1
 

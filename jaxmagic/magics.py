@@ -93,8 +93,8 @@ def widget_frontend(shell) -> str | None:
 
 
 def _static_command(args, expr: str, cell: str | None) -> str:
-    """The `%jaxpr` line with the user's options but `--depth`/`--expand`, whose place
-    `{options}` the explorer fills with the view it shows."""
+    """The `%jaxpr` line with the user's options but `--depth`/`--expand`/`--lines`,
+    whose place `{options}` the explorer fills with the view it shows."""
     given = [("--rankdir", args.rankdir if args.rankdir != "TB" else None),
              ("--group", args.group if args.group != "call" else None),
              ("--static-argnums", args.static_argnums),
@@ -190,7 +190,11 @@ class JaxMagic(Magics):
     @argument("--depth", default="auto", help="call-tree levels to expand: N, 'all', or "
               "'auto' (default: as deep as stays legible at cell width)")
     @argument("--expand", action="append", default=[], metavar="NAME",
-              help="expand nested jaxprs whose name contains NAME (repeatable)")
+              help="expand nested jaxprs whose name contains NAME, or exactly the one "
+              "=PATH names, e.g. '=model/block ×6' (repeatable)")
+    @argument("--lines", action="append", default=[], metavar="NAME",
+              help="expand the nested jaxprs NAME names as --expand does, their equations "
+              "grouped by source line (repeatable; 'copy as magic' writes it)")
     @argument("--format", choices=["svg", "text", "dot"], default="svg",
               help="what to show (default: the graph)")
     @argument("--rankdir", choices=["TB", "LR"], default="TB", help="graph direction")
@@ -244,7 +248,8 @@ class JaxMagic(Magics):
             view = api.trace_call(
                 call, static_argnums=_argnums(args.static_argnums),
                 static_argnames=_argnames(args.static_argnames), stage=args.stage,
-                depth=depth, expand=args.expand, rankdir=args.rankdir, group=args.group,
+                depth=depth, expand=args.expand, lines=args.lines, rankdir=args.rankdir,
+                group=args.group,
                 max_nodes=self.max_nodes, layout_timeout=self.layout_timeout,
                 renderer=self.renderer, png=self.png,
                 costs="profile" if args.profile else "cost" if args.cost else None,

@@ -101,6 +101,30 @@ def test_search_by_primitive_and_no_match(grad_view):
     assert w.highlight == [] and w.status == "no match for 'no_such_primitive_here'"
 
 
+def test_an_empty_search_closes_the_groups_it_opened(grad_view):
+    w = JaxprExplorer(grad_view)
+    x = w.exploration
+    first, magic, opened = set(w.table), w.magic, set(x.opened)
+    hidden = next(n for n in x.folded.nodes.values()
+                  if n.kind == "op" and n.where and n.cluster not in x.opened)
+    search(w, hidden.where)
+    assert hidden.cluster in x.opened and len(w.table) > len(first), w.status
+    search(w, "")
+    assert x.opened == opened and set(w.table) == first and w.magic == magic, w.status
+    assert w.highlight == [] and "closed" in w.status
+
+
+def test_reset_goes_back_to_the_first_view(grad_view):
+    w = JaxprExplorer(grad_view)
+    first, magic = set(w.table), w.magic
+    click(w, next(k for k, row in w.table.items() if row["click"] == "open"))
+    search(w, "tanh")
+    assert set(w.table) != first
+    w._on_message(w, {"type": "reset"}, [])
+    assert set(w.table) == first and w.magic == magic and w.highlight == []
+    assert w.status == "back to the first view"
+
+
 def test_copied_magic_draws_the_explored_view(ip, grad_view):
     w = JaxprExplorer(grad_view, "%jaxpr {options} jax.grad(model)(params, x)")
     while lines := [k for k, row in w.table.items() if row["click"] == "lines"]:
@@ -116,9 +140,9 @@ def test_copied_magic_draws_the_explored_view(ip, grad_view):
     assert titles(static.graph) == titles(w.exploration.graph), line
 
 
-def test_copied_magic_says_when_a_name_opens_more(ip, grad_view):
-    """`--expand NAME` opens every group whose name holds NAME: when the explored view
-    opened one of several groups of that name, the line says it draws more."""
+def test_copied_magic_opens_only_the_group_of_a_shared_name(ip, grad_view):
+    """`--expand NAME` opens every group whose name holds NAME: where the explored view
+    opened one of several groups of that name, the line names it by its exact path."""
     w = JaxprExplorer(grad_view, "%jaxpr {options} jax.grad(model)(params, x)")
     x = w.exploration
     x.by_line.clear()
@@ -127,9 +151,44 @@ def test_copied_magic_says_when_a_name_opens_more(ip, grad_view):
     key, twin = next((k, row["title"]) for k, row in w.table.items() if row["click"] ==
                      "open" and sum(row["title"].lower() in t for t in everything) > 1)
     click(w, key)
-    assert twin in w.caveat, w.caveat
+    assert w.caveat == "" and f"/{twin}'" in w.magic, (w.magic, w.caveat)
     static = ip.run_line_magic("jaxpr", "-o " + w.magic[len("%jaxpr "):])
-    assert set(static.graph.clusters) > set(x.graph.clusters)
+    assert titles(static.graph) == titles(x.graph), w.magic
+    # typed by a person, the name still opens every group that holds it
+    typed = ip.run_line_magic("jaxpr", f"-o --depth 0 --expand '{twin}' "
+                              "jax.grad(model)(params, x)")
+    holding = lambda v: sum(twin.lower() in c.title.lower()  # noqa: E731
+                            for c in v.graph.clusters.values())
+    assert holding(typed) > holding(static)
+
+
+def test_copied_magic_draws_the_first_view(ip, grad_view):
+    """Nothing clicked, groups shown by line and all: the copied line draws it again."""
+    w = JaxprExplorer(grad_view, "%jaxpr {options} jax.grad(model)(params, x)")
+    assert w.caveat == "", w.caveat
+    static = ip.run_line_magic("jaxpr", "-o " + w.magic[len("%jaxpr "):])
+    assert titles(static.graph) == titles(w.exploration.graph), w.magic
+    assert titles(static.graph) == titles(grad_view.graph)
+
+
+@pytest.mark.parametrize("flag, unit", [("--memory", " at peak"), ("--cost", "flop")])
+def test_hover_repeats_the_figures_on_the_box(ip, grad_view, flag, unit):
+    """What an overlay writes on a box (bytes at the peak, flops) is in its hover too."""
+    import xml.etree.ElementTree as ET
+
+    view = ip.run_line_magic("jaxpr", f"-o {flag} jax.grad(model)(params, x)")
+    w = JaxprExplorer(view)
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    said = 0
+    for g in ET.fromstring(w.svg).iterfind(".//s:g", ns):
+        title = g.find("s:title", ns)
+        if g.get("class") not in ("node", "cluster") or title is None:
+            continue
+        for text in g.iterfind(".//s:text", ns):
+            if unit in (text.text or ""):
+                assert text.text in w.table[title.text]["figures"], (title.text, text.text)
+                said += 1
+    assert said, w.svg
 
 
 def test_the_picture_is_its_own_output_before_the_widget(ip, grad_view):

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..core import graph as G
+from . import jaxpr as J
 from . import layout
 
 SEARCH_OPENS = 20      # matches whose groups a search opens; the rest are only counted
@@ -49,6 +50,10 @@ class Exploration:
             self.by_line = set()      # `--group line` groups every cluster by line
         self.highlight: set[int] = set()          # equation indices a search matched
         self.found: set[str] = set()              # titles of matched inputs and outputs
+        self.first = (set(self.opened), set(self.by_line))     # what "reset" goes back to
+        # what the last search opened (groups, line groups shown as equations): the next
+        # search, an empty one included, closes them again
+        self.searched: tuple[set[int], set[int]] = (set(), set())
         self._svgs: dict[str, bytes] = {}
         self.graph = self._graph()
 
@@ -77,14 +82,32 @@ class Exploration:
             return self._open(set(), node.title, lines_of={node.cluster})
         return f"{node.title} has nothing inside to open"
 
+    def reset(self) -> str:
+        """Back to the first view: its open groups, nothing searched."""
+        self.opened, self.by_line = set(self.first[0]), set(self.first[1])
+        self.highlight, self.found = set(), set()
+        self.searched = (set(), set())
+        self.graph = self._graph()
+        return "back to the first view"
+
     def search(self, query: str) -> str:
         """Highlight what matches `query` (a name, a primitive, a line `:12` or `loss:12`)
-        and open the groups holding the first matches."""
+        and open the groups holding the first matches, closing those the previous search
+        opened (an empty query only closes them)."""
         query = (query or "").strip()
         self.highlight, self.found = set(), set()
+        opened, lines = self.searched
+        self.searched = (set(), set())
+        closing = {c for c in opened if c in self.opened}
+        for c in list(closing):
+            closing |= self._inside(c)
+        self.opened -= closing
+        self.by_line -= closing
+        self.by_line |= {c for c in lines if c in self.opened}
         if not query:
             self.graph = self._graph()
-            return ""
+            return f"search cleared; closed {len(closing)} group{'s' * (len(closing) != 1)}" \
+                " it opened" if closing else ""
         nodes, clusters = _matches(self.folded, query)
         self.highlight = {e for n in nodes for e in n.eqns} | {
             e for c in clusters for e in self._eqns_in(c)}
@@ -101,7 +124,10 @@ class Exploration:
         shown = min(found, SEARCH_OPENS)
         said = f"{found} match{'es' if found != 1 else ''} for {query!r}" + (
             f"; groups of the first {shown} opened" if found > shown else "")
-        return self._open(wanted - self.opened, said, lines_of=lines, quiet=True)
+        before = (set(self.opened), set(self.by_line))
+        said = self._open(wanted - self.opened, said, lines_of=lines, quiet=True)
+        self.searched = (self.opened - before[0], before[1] - self.by_line)
+        return said
 
     def _open(self, clusters: set[int], what: str, lines_of: set[int] = frozenset(),
               quiet: bool = False) -> str:
@@ -137,8 +163,10 @@ class Exploration:
     # ---- the static options that redraw this view ----------------------------------
 
     def options(self) -> tuple[str, str]:
-        """(`--depth N --expand NAME …`, how its redraw differs from this view): the
-        deepest level opened whole, then the deepest other open groups by name."""
+        """(`--depth N --expand '=PATH' --lines '=PATH' …`, how its redraw differs from
+        this view): the deepest level opened whole, then the other open groups by their
+        exact paths (the deepest ones: those around them open with them), and those whose
+        equations are grouped by line."""
         clusters = self.folded.clusters
         levels = sorted({c.level for c in clusters.values()})
         depth = 0
@@ -147,24 +175,29 @@ class Exploration:
                 depth = lv
             else:
                 break
+        lines = sorted(c for c in self.by_line if c in self.opened)
         if levels and depth == levels[-1]:
             expand, depth_text = [], "all"
         else:
             rest = {c for c in self.opened if clusters[c].level > depth}
-            leaves = [c for c in sorted(rest) if not any(
+            expand = [c for c in sorted(rest) if c not in self.by_line and not any(
                 clusters[o].parent == c for o in rest)]
-            expand = list(dict.fromkeys(clusters[c].title for c in leaves))
             depth_text = str(depth)
-        parts = [f"--depth {depth_text}"] + [f"--expand {shlex.quote(t)}" for t in expand]
-        redrawn = G.opened_at(self.folded, None if depth_text == "all" else depth, expand)
+        path = lambda c: shlex.quote("=" + J.group_path(self.folded, c))  # noqa: E731
+        parts = [f"--depth {depth_text}"] + [f"--expand {path(c)}" for c in expand] + [
+            f"--lines {path(c)}" for c in lines]
+        names = ["=" + J.group_path(self.folded, c) for c in expand]
+        line_names = ["=" + J.group_path(self.folded, c) for c in lines]
+        redrawn = J.opened_at(self.folded, None if depth_text == "all" else depth, names,
+                              line_names)
+        grouped = J.named_groups(self.folded, line_names)
         caveats = []
-        if redrawn - self.opened:
-            caveats.append("opens more groups of the same names: "
-                           + ", ".join(sorted({clusters[c].title for c in redrawn - self.opened})))
-        if self.by_line:
-            caveats.append("draws every equation of "
-                           + ", ".join(sorted(clusters[c].title for c in self.by_line))
-                           + ", grouped by line here")
+        if redrawn != self.opened:
+            caveats.append("opens other groups: " + ", ".join(sorted(
+                {clusters[c].title for c in redrawn ^ self.opened})))
+        if grouped != self.by_line & self.opened:
+            caveats.append("groups other equations by line: " + ", ".join(sorted(
+                {clusters[c].title for c in grouped ^ (self.by_line & self.opened)})))
         return " ".join(parts), "; ".join(caveats)
 
     # ---- a frame for the page --------------------------------------------------------
@@ -183,35 +216,46 @@ class Exploration:
         magic, caveat = self.options()
         hl = [f"n{n.id}" for n in g.nodes.values()
               if self.highlight.intersection(n.eqns) or n.title in self.found]
-        table = hover_table(g, self.folded, self.by_line)
+        table = hover_table(g, self.folded, self.by_line, self.view._marks(g))
         return Frame(self._svgs[dot].decode(), table, magic, caveat,
                      status, hl, seconds)
 
 
 def _matches(g: G.Graph, query: str) -> tuple[list[G.Node], list[G.Cluster]]:
     """Nodes and groups of the folded graph that `query` names: `:12` or `loss:12` a
-    line exactly, else any part of a name, primitive, location or source line."""
+    line exactly, else any part of a name, primitive, location or source line, or of an
+    argument's or result's pytree keys (`[i].w1`, `model.l1.kernel`: a record's rows)."""
     q = query.lower()
     line = re.fullmatch(r"([\w.<>]*):(\d+)", q)
 
-    def hit(title: str, prim: str, where: str, source: str) -> bool:
+    def hit(title: str, prim: str, where: str, source: str, *keys: str) -> bool:
         if line:
             func, num = line.groups()
             w = where.lower()
             return w.endswith(f":{num}") and (not func or w == f"{func}:{num}")
-        return any(q in s.lower() for s in (title, prim, where, source) if s)
+        return any(q in s.lower() for s in (title, prim, where, source, *keys) if s)
 
     nodes = [n for n in g.nodes.values() if n.kind in ("op", "input", "output", "const")
-             and hit(n.title, n.primitive, n.where, n.source)]
+             and hit(n.title, n.primitive, n.where, n.source,
+                     *(n.detail if n.kind != "op" else ()))]
     clusters = [c for c in g.clusters.values() if not line
                 and hit(c.title, c.kind, c.where, c.source)]
     return nodes, clusters
 
 
-def hover_table(g: G.Graph, folded: G.Graph, by_line: set[int]) -> dict:
-    """What hovering shows, by SVG title: a node's title, kind, details, location, source
-    line (with the library frame), input and output shapes, and what a click does. A
-    location the picture leaves off its boxes (one shared by a whole group) is still here."""
+def hover_table(g: G.Graph, folded: G.Graph, by_line: set[int],
+                marks: dict | None = None) -> dict:
+    """What hovering shows, by SVG title: a node's title, kind, details, the figures the
+    view's overlays write on it (flops, time, bytes at the peak, collectives: `marks`,
+    `to_dot`'s overlay arguments), location, source line (with the library frame), input
+    and output shapes, and what a click does. A location the picture leaves off its boxes
+    (one shared by a whole group) is still here."""
+    marks = marks or {}
+
+    def figures(kind: str, i: int) -> list[str]:
+        line = (marks.get(kind) or {}).get(i, ("", "", False))[1]
+        return [x for x in line.split("\n") if x.strip()]
+
     located = {e: n.where for n in folded.nodes.values() if n.where for e in n.eqns}
     ins: dict[int, list[str]] = {}
     outs: dict[int, list[str]] = {}
@@ -228,13 +272,14 @@ def hover_table(g: G.Graph, folded: G.Graph, by_line: set[int]) -> dict:
             "where": n.where or next((located[e] for e in n.eqns if e in located), ""),
             "source": n.source, "inputs": _distinct(ins.get(n.id, [])),
             "outputs": _distinct(outs.get(n.id, [])), "equations": len(n.eqns),
-            "click": click}
+            "figures": figures("overlay", n.id), "click": click}
     for c in g.clusters.values():
         table[f"cluster_{c.id}"] = {
             "title": c.title, "kind": c.kind, "detail": list(c.detail), "where": c.where,
             "source": c.source, "inputs": [], "outputs": [],
             "equations": folded.clusters[c.id].num_equations if c.id in folded.clusters
-            else c.num_equations, "click": "close"}
+            else c.num_equations, "figures": figures("cluster_overlay", c.id),
+            "click": "close"}
     return table
 
 

@@ -61,12 +61,44 @@ def depth_of(depth: int | str | None) -> int | str | None:
         raise ValueError(f"depth takes a number, 'all' or 'auto', not {depth!r}") from None
 
 
+def group_path(g: G.Graph, cluster: int) -> str:
+    """A group's titles from the outermost call down, `model/block ×6/jit: _std`: the
+    exact name `--expand '=…'` takes."""
+    return "/".join(g.clusters[c].title for c in G._ancestors(g, cluster))
+
+
+def named_groups(g: G.Graph, names: Iterable[str]) -> set[int]:
+    """The groups `--expand`/`--lines` NAMEs name: `=PATH` the group of that path (or,
+    without a `/`, every group of exactly that title); a bare NAME every group whose
+    title contains it, ignoring case (for people typing)."""
+    found: set[int] = set()
+    for name in names:
+        if name.startswith("="):
+            exact = name[1:]
+            found |= {c.id for c in g.clusters.values()
+                      if group_path(g, c.id) == exact or c.title == exact}
+        else:
+            found |= {c.id for c in g.clusters.values() if name.lower() in c.title.lower()}
+    return found
+
+
+def opened_at(g: G.Graph, depth: int | None, expand: Iterable[str] = (),
+              lines: Iterable[str] = ()) -> set[int]:
+    """The groups drawn open at `depth` (None: all, -1: none) and those `expand` and
+    `lines` name, with every group around them."""
+    opened = G.opened_at(g, depth)
+    for c in named_groups(g, [*expand, *lines]):
+        opened.update(G._ancestors(g, c))
+    return opened
+
+
 class JaxprView:
     """The jaxpr of one call; `.text()`, `.dot()`, `.svg()` and rich notebook display."""
 
     def __init__(self, graph: G.Graph, *, func_name: str = "f", stage: str = "jaxpr",
                  stage_text: str | None = None, depth: int | str | None = "auto",
-                 expand: Iterable[str] = (), rankdir: str = "TB", max_nodes: int = 400,
+                 expand: Iterable[str] = (), lines: Iterable[str] = (),
+                 rankdir: str = "TB", max_nodes: int = 400,
                  layout_timeout: float = 10.0, renderer: str = "auto", png: bool = True,
                  group: str = "call", costs: Any = None, memory: Any = None,
                  collectives: Any = None):
@@ -79,6 +111,7 @@ class JaxprView:
         self.stage_text = stage_text
         self.depth = depth_of(depth)
         self.expand = tuple(expand)
+        self.lines = tuple(lines)    # groups drawn open with their equations grouped by line
         self.rankdir = rankdir
         self.max_nodes = max_nodes
         self.layout_timeout = layout_timeout
@@ -95,7 +128,8 @@ class JaxprView:
     def configure(self, **changes: Any) -> "JaxprView":
         """A copy with other options (depth, expand, rankdir, max_nodes, renderer, …)."""
         opts = dict(func_name=self.func_name, stage=self.stage, stage_text=self.stage_text,
-                    depth=self.depth, expand=self.expand, rankdir=self.rankdir,
+                    depth=self.depth, expand=self.expand, lines=self.lines,
+                    rankdir=self.rankdir,
                     max_nodes=self.max_nodes, layout_timeout=self.layout_timeout,
                     renderer=self.renderer, png=self.png, group=self.group,
                     costs=self.costs, memory=self.memory, collectives=self.collectives)
@@ -154,19 +188,22 @@ class JaxprView:
         """(graph, retry): the views to try, finest first; `retry(width)` redoes an
         automatic view with a tighter width budget when the real layout came out wider."""
         auto = None
+        lines = frozenset(named_groups(self._folded, self.lines))
         if self.depth != "auto":
-            yield self._view(G.opened_at(self._folded, self.depth, self.expand)), None
-        elif self.expand or self._collective_groups:
+            yield self._view(opened_at(self._folded, self.depth, self.expand, self.lines),
+                             lines), None
+        elif self.expand or self.lines or self._collective_groups:
             # the automatic depth (the groups holding a collective opened first where
             # they fit), and open too: the calls named, the groups holding a collective,
             # with their equations one by one, not grouped by line (a coarser level
             # follows when that does not stay legible or runs past the ranks a reader
             # can follow)
             auto = self._choose(fit.max_width_pt())
-            named = G.opened_at(self._folded, -1, self.expand) | self._collective_groups
-            if not named <= auto[0] or named & auto[1]:
-                g = self._view(auto[0] | named, auto[1] - named)
-                if self.expand or fit.estimate(g).ranks <= fit.MAX_RANKS:
+            named = opened_at(self._folded, -1, self.expand, self.lines) | \
+                self._collective_groups
+            if not named <= auto[0] or named & auto[1] or not lines <= auto[1]:
+                g = self._view(auto[0] | named, (auto[1] - named) | lines)
+                if self.expand or self.lines or fit.estimate(g).ranks <= fit.MAX_RANKS:
                     yield g, None
         auto = auto or self._choose(fit.max_width_pt())
         yield self._view(*auto), self._auto
@@ -217,9 +254,10 @@ class JaxprView:
                     d = self._layout(dot, self.layout_timeout, self.png)
                     small = _text_px(d.svg)
                 if small < fit.MIN_TEXT_PX and g.grouping != "phase":
-                    named = self.expand and retry is None     # `--expand`: drawn as asked
+                    # `--expand`, `--lines`: drawn as asked
+                    named = (self.expand or self.lines) and retry is None
                     coarser = self.depth == "auto" and not named or retry is None and \
-                        g.grouping != "equation"
+                        g.grouping != "equation" and not self.lines
                     notes.append(f"text {small:.1f} px at {fit.CELL_PX} px wide"
                                  + _level_text(g) + ("; drawing a coarser view"
                                                      if coarser else ""))
@@ -252,6 +290,11 @@ class JaxprView:
         return self.memory if self.memory is not None else self.costs
 
     def _dot(self, g: G.Graph) -> str:
+        return to_dot(g, self.rankdir, self._title(g), **self._marks(g))
+
+    def _marks(self, g: G.Graph) -> dict:
+        """The overlays' marks on `g` (`to_dot`'s `overlay` and `cluster_overlay`: per node
+        and group (fill, the figures line, emphasised)), which the explorer's hover repeats."""
         overlay = self._overlay.overlay(g) if self._overlay is not None else {}
         if self.collectives is not None:      # a collective's line joins its node's cost
             nodes = dict(overlay.get("overlay", {}))
@@ -259,7 +302,7 @@ class JaxprView:
                 _, cost, emphasised = nodes.get(i, (fill, "", False))
                 nodes[i] = (fill, "\n".join(x for x in (line, cost) if x), emphasised)
             overlay["overlay"] = nodes
-        return to_dot(g, self.rankdir, self._title(g), **overlay)
+        return overlay
 
     # ---- public forms ----------------------------------------------------------------
 

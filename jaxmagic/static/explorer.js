@@ -1,8 +1,8 @@
 // jaxmagic's graph explorer: the kernel lays out each view (jaxmagic/explorer.py); this
 // module shows its SVG, the hover details from its side table, and sends clicks and
 // searches back. Text from user code reaches the page only through textContent and
-// attribute values, never as markup; the SVG is parsed as XML and stripped of anything
-// active before it is shown.
+// attribute values, never as markup; the SVG is parsed as XML and only the elements and
+// attributes Graphviz writes are kept.
 
 const INK = "#0f172a", MUTED = "#475569", LINE = "#cbd5e1", PANEL = "#ffffff";
 const MARK = "#dc2626", ACCENT = "#1d4ed8";
@@ -14,20 +14,53 @@ function h(tag, style, text) {
   return e;
 }
 
-// Parse Graphviz's SVG as XML and drop what could run or fetch: scripts, foreign
-// objects, event handlers, links, and native tooltips (the details panel replaces them).
+// Parse Graphviz's SVG as XML and keep only what Graphviz writes for a drawing: an
+// allow-list of elements and attributes, so nothing that could run, fetch, link, animate or
+// restyle the page gets through (no <a>, <animate>, <set>, <use>, <image>, foreignObject,
+// no href, on*, style). Graphviz wraps a node with a tooltip in <a xlink:title>: its
+// drawing is kept, the link is not, and the details panel replaces native tooltips.
+const SVG_NS = "http://www.w3.org/2000/svg";
+const ELEMENTS = new Set(["svg", "g", "title", "path", "polygon", "polyline", "ellipse",
+  "circle", "rect", "line", "text", "tspan", "defs", "linearGradient", "radialGradient",
+  "stop"]);
+const UNWRAP = new Set(["a"]);
+const ATTRIBUTES = new Set(["id", "class", "transform", "fill", "stroke", "d", "points",
+  "x", "y", "x1", "y1", "x2", "y2", "cx", "cy", "r", "rx", "ry", "fx", "fy", "width", "height",
+  "viewBox", "font-family", "font-size", "font-weight", "font-style", "text-anchor",
+  "text-decoration", "baseline-shift", "stroke-width", "stroke-dasharray",
+  "stroke-linecap", "stroke-linejoin", "fill-opacity", "stroke-opacity", "opacity",
+  "offset", "stop-color", "stop-opacity", "gradientUnits", "gradientTransform"]);
+// a value naming anything but a fragment of this drawing (url(#l_0)) is dropped
+const SAFE_VALUE = (v) => !/url\s*\(|javascript:|expression\s*\(/i.test(v)
+  || /^\s*url\(#[\w.:-]+\)\s*$/.test(v);
+
+function clean(el) {
+  for (const child of [...el.children]) {
+    const known = child.namespaceURI === SVG_NS;
+    if (known && UNWRAP.has(child.localName)) {
+      clean(child);
+      child.replaceWith(...child.childNodes);
+    } else if (known && ELEMENTS.has(child.localName)) {
+      clean(child);
+    } else {
+      child.remove();
+    }
+  }
+  for (const a of [...el.attributes]) {
+    if (a.namespaceURI !== null || !ATTRIBUTES.has(a.name) || !SAFE_VALUE(a.value)) {
+      el.removeAttributeNode(a);
+    }
+  }
+  for (const n of [...el.childNodes]) {      // comments, processing instructions, CDATA
+    if (n.nodeType !== 1 && n.nodeType !== 3) n.remove();
+  }
+}
+
 function parseSvg(text) {
   const doc = new DOMParser().parseFromString(text, "image/svg+xml");
   const svg = doc.documentElement;
-  if (!svg || svg.nodeName !== "svg") return null;
-  for (const bad of svg.querySelectorAll("script, foreignObject, style, image")) bad.remove();
-  for (const el of [svg, ...svg.querySelectorAll("*")]) {
-    for (const a of [...el.attributes]) {
-      const n = a.name.toLowerCase();
-      if (n.startsWith("on") || n === "href" || n === "xlink:href" || n === "xlink:title"
-          || n === "target") el.removeAttribute(a.name);
-    }
-  }
+  if (!svg || svg.localName !== "svg" || svg.namespaceURI !== SVG_NS) return null;
+  clean(svg);
   return document.importNode(svg, true);
 }
 
@@ -41,55 +74,69 @@ function items(svg) {
   return found;
 }
 
+const CLICKS = { open: "click to open", lines: "click to show its equations",
+                 close: "click to close" };
+
 function details(panel, row) {
   panel.replaceChildren();
   panel.append(h("div", `font-weight:600;color:${INK}`, row.title));
   const counted = row.detail.some((d) => d.endsWith(" equations"));
-  const kind = row.kind + (row.equations > 1 && !counted ? ` · ${row.equations} equations` : "");
-  panel.append(h("div", `color:${MUTED}`, kind));
+  // the title of an equation's box is its primitive ("add", "sub · 1"): not said twice
+  const named = row.title === row.kind || row.title.startsWith(row.kind + " ·");
+  const kind = [named ? "" : row.kind,
+    row.equations > 1 && !counted ? `${row.equations} equations` : ""].filter(Boolean);
+  if (kind.length) panel.append(h("div", `color:${MUTED}`, kind.join(" · ")));
+  // what the view's overlays write on the box: flops, time, bytes at the peak, collectives
+  for (const f of row.figures || []) panel.append(h("div", `color:${INK};font-weight:600`, f));
   for (const d of row.detail) panel.append(h("div", `color:${INK}`, d));
   if (row.inputs.length) panel.append(h("div", `color:${INK}`, "in: " + row.inputs.join(", ")));
   if (row.outputs.length) panel.append(h("div", `color:${INK}`, "out: " + row.outputs.join(", ")));
   if (row.where) panel.append(h("div", `color:${ACCENT}`, row.where));
   if (row.source) {
-    panel.append(h("pre", `margin:2px 0 0;white-space:pre-wrap;color:${INK};` +
+    panel.append(h("pre", `margin:2px 0 0;padding:0;white-space:pre-wrap;color:${INK};` +
+      `background:${PANEL};border:0;` +
       "font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11px", row.source));
   }
-  const click = { open: "click to open", lines: "click to show its equations",
-                  close: "click to close" }[row.click];
+  const click = CLICKS[row.click];
   if (click) panel.append(h("div", `color:${MUTED};font-style:italic`, click));
 }
 
 // JupyterLab and Notebook 7: the static picture is the output just before this one. Draw
-// inside it, its picture hidden in the page only, and have the kernel blank this output,
-// so a notebook saved now reopens without its kernel on the picture, not on "Error
-// displaying widget". Elsewhere (no such output found) the explorer stays where it is.
+// in the picture's place, the picture hidden in the page only (the title, the note and the
+// tables beside it stay as the static view shows them), and have the kernel blank this
+// output, so a notebook saved now reopens without its kernel on the picture, not on
+// "Error displaying widget". Elsewhere (no such output found) the explorer stays where it is.
 function pictureBefore(el) {
   const mine = el.closest(".jp-OutputArea-child");
   const before = mine && mine.previousElementSibling;
   const out = before && before.querySelector(":scope > .jp-OutputArea-output");
-  return out && out.querySelector('img[src^="data:image/svg+xml"]') ? out : null;
+  return (out && out.querySelector('img[src^="data:image/svg+xml"]')) || null;
 }
 
 function moveIntoPicture(el, root, model) {
-  let tries = 0, hidden = [];
+  let tries = 0, picture = null;
   const look = () => {       // the output is attached to the page a moment after render
     if (root.parentNode !== el) return;
-    const out = root.isConnected && pictureBefore(el);
-    if (!out) { if (++tries <= 50) setTimeout(look, 100); return; }
-    hidden = [...out.children];
-    for (const c of hidden) c.style.display = "none";
-    out.append(root);
+    picture = root.isConnected && pictureBefore(el);
+    if (!picture) { if (++tries <= 50) setTimeout(look, 100); return; }
+    picture.style.display = "none";
+    picture.after(root);
     model.send({ type: "moved" });
   };
   look();
-  return () => { for (const c of hidden) c.style.display = ""; };
+  return () => { if (picture) picture.style.display = ""; };
 }
 
 function render({ model, el }) {
   const root = h("div", `font:12px/1.4 system-ui,sans-serif;color:${INK};background:${PANEL};` +
     `border:1px solid ${LINE};border-radius:4px;padding:6px;position:relative`);
   root.className = "jaxmagic-explorer";
+  // every colour is the explorer's own, as a theme's `pre`, `code` and placeholder colours
+  // (light on JupyterLab Dark) would put light ink or dark paper into this white panel;
+  // a placeholder's colour has no inline form
+  root.append(h("style", "", ".jaxmagic-explorer input.jaxmagic-search::placeholder" +
+    `{color:${MUTED};opacity:1} .jaxmagic-explorer g[data-click]{cursor:pointer}` +
+    `.jaxmagic-explorer g[data-click]:focus{outline:3px solid ${ACCENT};outline-offset:2px}`));
   const bar = h("div", "display:flex;flex-wrap:wrap;gap:6px;align-items:center;margin-bottom:4px");
   const search = h("input", `flex:0 1 220px;padding:2px 4px;border:1px solid ${LINE};` +
     `color:${INK};background:${PANEL}`);
@@ -103,17 +150,23 @@ function render({ model, el }) {
   };
   const out = button("−", "zoom out"), fit = button("fit", "fit the width"),
         zin = button("+", "zoom in"), copy = button("copy as magic",
-          "copy the %jaxpr line that draws this view statically");
+          "copy the %jaxpr line that draws this view statically"),
+        reset = button("reset", "back to the first view: its groups, nothing searched");
   copy.className = "jaxmagic-copy";
+  reset.className = "jaxmagic-reset";
   const magic = h("code", `font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11px;` +
-    `color:${MUTED};overflow:hidden;text-overflow:ellipsis;white-space:nowrap;max-width:480px`);
+    `color:${MUTED};background:${PANEL};padding:0;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;max-width:480px`);
   magic.className = "jaxmagic-magic";
-  bar.append(search, out, fit, zin, copy, magic);
+  bar.append(search, out, fit, zin, reset, copy, magic);
   const status = h("div", `color:${MUTED};min-height:1.4em`);
   status.className = "jaxmagic-status";
+  status.setAttribute("role", "status");        // read out as it changes
+  status.setAttribute("aria-live", "polite");
   const view = h("div", `overflow:auto;max-height:70vh;cursor:grab;background:#ffffff;` +
     `border:1px solid ${LINE}`);
   view.className = "jaxmagic-view";
+  view.tabIndex = 0;          // scrolled by the arrow keys; where a redraw leaves the focus
+  view.setAttribute("aria-label", "the picture: Tab to its groups, Enter to open one");
   const panel = h("div", `display:none;position:absolute;z-index:10;max-width:460px;` +
     `padding:6px 8px;background:#ffffff;border:1px solid ${MUTED};border-radius:4px;` +
     "box-shadow:0 2px 8px rgba(0,0,0,.2);pointer-events:none");
@@ -121,12 +174,17 @@ function render({ model, el }) {
   root.append(bar, status, view, panel);
   el.replaceChildren(root);
 
-  let scale = null, natural = null, svg = null, index = new Map();
+  let scale = null, natural = null, svg = null, index = new Map(), refocus = null;
 
+  // the size as inline style too: JupyterLab's `.jp-RenderedHTMLCommon svg { max-width:
+  // 100%; height: auto }` would cap the drawing at the cell's width (zoom in did nothing)
   function size() {
     if (!svg || !natural) return;
-    svg.setAttribute("width", `${natural.w * scale}px`);
-    svg.setAttribute("height", `${natural.h * scale}px`);
+    const w = `${natural.w * scale}px`, ht = `${natural.h * scale}px`;
+    svg.setAttribute("width", w);
+    svg.setAttribute("height", ht);
+    svg.setAttribute("style", `display:block;width:${w};height:${ht};max-width:none;` +
+      "max-height:none");
   }
   function fitWidth() {
     if (!natural) return;
@@ -154,9 +212,11 @@ function render({ model, el }) {
       const row = table[key];
       if (!row) continue;
       g.dataset.key = key;
-      if (row.click) {
+      if (row.click) {         // Tab reaches it, Enter or Space opens or closes it
         g.dataset.click = row.click;
-        g.style.cursor = "pointer";
+        g.setAttribute("tabindex", "0");
+        g.setAttribute("role", "button");
+        g.setAttribute("aria-label", `${row.title}: ${CLICKS[row.click] || ""}`);
       }
     }
     for (const key of model.get("highlight") || []) {
@@ -170,6 +230,11 @@ function render({ model, el }) {
     }
     view.append(svg);
     if (scale === null || !zoomed) fitWidth(); else size();
+    if (refocus) {            // the keyboard's place, kept across the new picture
+      const again = index.get(refocus);
+      (again && again.dataset.click ? again : view).focus({ preventScroll: !again });
+      refocus = null;
+    }
     const first = view.querySelector(".jaxmagic-match");
     if (first) first.scrollIntoView({ block: "nearest", inline: "nearest" });
   }
@@ -199,20 +264,41 @@ function render({ model, el }) {
     const g = target.closest && target.closest("g.node, g.cluster");
     return g && g.dataset.key ? g.dataset.key : null;
   };
-  view.addEventListener("mousemove", (ev) => {
-    const key = keyOf(ev.target);
+  // the details of `target`'s node or group beside the point (x, y) of the page: below
+  // a node's box or above it, never over what the box says; inside the output
+  // (JupyterLab clips what sticks out of it)
+  function explain(target, px, py) {
+    const key = keyOf(target);
     const row = key && (model.get("table") || {})[key];
     if (!row) { panel.style.display = "none"; return; }
     details(panel, row);
     const box = root.getBoundingClientRect();
     panel.style.display = "block";
-    // beside the pointer, inside the output (JupyterLab clips what sticks out of it)
-    const x = ev.clientX - box.left, y = ev.clientY - box.top;
+    const node = target.closest("g.node");
+    const r = node ? node.getBoundingClientRect() : { top: py, bottom: py };
+    const x = px - box.left, below = r.bottom - box.top + 8, above = r.top - box.top - 8;
     const w = panel.offsetWidth, ht = panel.offsetHeight;
     panel.style.left = `${Math.max(0, Math.min(x + 14, box.width - w - 4))}px`;
-    panel.style.top = `${y + 14 + ht <= box.height ? y + 14 : Math.max(0, y - ht - 14)}px`;
-  });
+    panel.style.top = `${below + ht <= box.height || above - ht < 0 ? below : above - ht}px`;
+  }
+  view.addEventListener("mousemove", (ev) => explain(ev.target, ev.clientX, ev.clientY));
   view.addEventListener("mouseleave", () => { panel.style.display = "none"; });
+  // the keyboard: Tab to a group shows its details, Enter or Space opens or closes it
+  view.addEventListener("focusin", (ev) => {
+    const r = ev.target.getBoundingClientRect();
+    explain(ev.target, r.left, r.bottom);
+  });
+  view.addEventListener("focusout", () => { panel.style.display = "none"; });
+  view.addEventListener("keydown", (ev) => {
+    if (ev.key !== "Enter" && ev.key !== " ") return;
+    const key = keyOf(ev.target);
+    const row = key && (model.get("table") || {})[key];
+    if (!row || !row.click) return;
+    ev.preventDefault();
+    ev.stopPropagation();     // not the notebook's Enter (edit the cell)
+    refocus = key;
+    ask({ type: "toggle", key }, "laying out…");
+  });
 
   let drag = null, moved = false;
   view.addEventListener("mousedown", (ev) => {
@@ -246,6 +332,10 @@ function render({ model, el }) {
   zin.addEventListener("click", () => { zoomed = true; scale = Math.min(4, scale * 1.25); size(); });
   out.addEventListener("click", () => { zoomed = true; scale = Math.max(0.1, scale / 1.25); size(); });
   fit.addEventListener("click", () => { zoomed = false; fitWidth(); });
+  reset.addEventListener("click", () => {
+    search.value = "";
+    ask({ type: "reset" }, "back to the first view…");
+  });
   search.addEventListener("keydown", (ev) => {
     if (ev.key !== "Enter") return;
     ask({ type: "search", query: search.value }, "searching…");
