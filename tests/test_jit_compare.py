@@ -21,7 +21,7 @@ from IPython.core.error import UsageError
 import jaxmagic
 from jaxmagic import _compat
 from jaxmagic.core.arguments import StaticArgumentError
-from jaxmagic.core.timing import compare_outputs
+from jaxmagic.core.outputs import compare_outputs
 from jaxmagic.render.jit import JitComparison, fmt_time
 
 FAST = "--budget 0.25"

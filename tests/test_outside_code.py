@@ -5,7 +5,7 @@ import pytest
 from conftest import run
 
 from jaxmagic.core.errors import as_typed
-from jaxmagic.core.timing import compare_outputs
+from jaxmagic.core.outputs import compare_outputs
 
 
 def _text(cap) -> str:

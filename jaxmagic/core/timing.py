@@ -9,9 +9,10 @@
   steady jit   per-call time with a loop count chosen from a time budget, several repeats
                (median and spread), then steady eager the same way;
 
-and compares the results leaf by leaf, counts traces (a retrace means jit's cache missed;
-JAX's own explanation is captured for this call only), reports donation and the compiled
-cost and memory analyses. Every global it touches (jax config, loggers, warnings filters,
+and compares the results leaf by leaf (`outputs`; a leaf that differs is tested for being
+decided by rounding), counts traces (a retrace means jit's cache missed; JAX's own
+explanation is captured for this call only: `retraces`), reports donation (`donation`:
+every run gets copies of what it would donate) and the compiled cost and memory analyses. Every global it touches (jax config, loggers, warnings filters,
 the garbage collector) is restored afterwards, also on error and Ctrl-C; Ctrl-C returns
 what was measured so far. Plain data out, no IPython.
 """
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import gc
-import logging
 import math
 import re
 import statistics
@@ -32,7 +32,7 @@ import jax
 import numpy as np
 
 from .. import _compat
-from . import libraries
+from . import donation, libraries
 from .arguments import (
     ArgCall,
     JitArgumentError,
@@ -44,33 +44,12 @@ from .arguments import (
     param_names,
     static_positions,
 )
-from .paths import key_text
+from .outputs import LeafDiff, abs_diff, compare_outputs, nudge, same
+from .retraces import CacheMisses, clean_miss
 
 DEFAULT_BUDGET = 1.5     # seconds of timing loops (eager + steady jit) per measurement
 DEFAULT_REPEAT = 7       # as %timeit
 MAX_DONATION_COPIES_BYTES = 256 * 2**20
-
-# Relative tolerance (to the largest magnitude in the eager leaf) per float width:
-# reductions that XLA reorders differ by a few ulps times sqrt(size).
-_RTOL = {8: 1e-9, 4: 1e-4, 2: 1e-2, 1: 0.25}
-_RTOL_BF16 = 5e-2
-
-
-@dataclass
-class LeafDiff:
-    """How one output leaf of the jitted call compares with the eager one."""
-
-    path: str
-    dtype: str
-    shape: tuple
-    max_abs: float
-    max_rel: float
-    rtol: float
-    ok: bool
-    problem: str = ""    # structure/shape/dtype mismatch, NaN placement
-    skipped: str = ""    # why this leaf could not be compared (it counts as no difference)
-    rounding: bool = False   # differs, but rounding decides it (see `_Measurement.rounding`)
-
 
 @dataclass
 class JitMeasurement:
@@ -156,70 +135,6 @@ def _hash_or_none(x: Any):
         return hash(x)
     except Exception:
         return None
-
-
-# ---- the globals we touch, restored --------------------------------------------------
-
-
-class _MissLog(logging.Handler):
-    """Collects JAX's TRACING CACHE MISS explanations, per phase."""
-
-    def __init__(self, forward: bool):
-        super().__init__(logging.DEBUG)
-        self.records: list[tuple[str, str]] = []
-        self.phase = ""
-        self.forward = forward
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            msg = record.getMessage()
-        except Exception:
-            return
-        if "CACHE MISS" in msg:
-            self.records.append((self.phase, msg))
-            if not self.forward:
-                return
-        parent = logging.getLogger(record.name).parent
-        if parent is not None:
-            parent.handle(record)
-
-
-class _Capture:
-    """Turn on jax_explain_cache_misses and capture its log for one measurement only."""
-
-    FLAG = "jax_explain_cache_misses"
-
-    def __enter__(self):
-        self.before = bool(_compat.config_flag(self.FLAG))
-        self.log = _MissLog(forward=self.before)
-        self.loggers = []
-        for name in _compat.CACHE_MISS_LOGGERS:
-            lg = logging.getLogger(name)
-            self.loggers.append((lg, lg.propagate))
-            lg.addHandler(self.log)
-            lg.propagate = False
-        self.gc_was = gc.isenabled()
-        if _compat.EXPLAINER_NEEDS_GC_OFF:
-            gc.disable()
-        self.explaining = True
-        jax.config.update(self.FLAG, True)
-        return self
-
-    def stop_explaining(self) -> None:
-        """JAX 0.7's explainer can assert on keys it cannot diff; measure without it."""
-        self.explaining = False
-        jax.config.update(self.FLAG, self.before)
-
-    def __exit__(self, *exc):
-        try:
-            jax.config.update(self.FLAG, self.before)
-        finally:
-            for lg, prop in self.loggers:
-                lg.removeHandler(self.log)
-                lg.propagate = prop
-            if self.gc_was:
-                gc.enable()
-        return False
 
 
 # ---- timing ----------------------------------------------------------------------------
@@ -333,99 +248,6 @@ def _summary(runs: list) -> tuple[float | None, float | None]:
 # ---- results ---------------------------------------------------------------------------
 
 
-def _rtol(dtype: np.dtype) -> float:
-    if dtype.name == "bfloat16":
-        return _RTOL_BF16
-    if np.issubdtype(dtype, np.complexfloating):
-        return _RTOL.get(dtype.itemsize // 2, 1e-4)
-    if np.issubdtype(dtype, np.floating) or "float" in dtype.name:
-        return _RTOL.get(dtype.itemsize, 0.25)
-    return 0.0
-
-
-def _host(x: Any) -> np.ndarray:
-    """A leaf as NumPy; a typed PRNG key as its key data (keys have no NumPy form)."""
-    if hasattr(x, "dtype") and jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
-        x = jax.random.key_data(x)
-    return np.asarray(jax.device_get(x))
-
-
-def compare_outputs(ref: Any, got: Any) -> tuple[bool, float, float, list[LeafDiff]]:
-    """Compare `got` (jit) with `ref` (eager) leaf by leaf.
-
-    A float leaf matches when max|got - ref| <= rtol(dtype) * max|ref| (NaNs in the same
-    places); integer and bool leaves must be equal.
-    """
-    ref_leaves, ref_tree = jax.tree_util.tree_flatten_with_path(ref)
-    got_leaves, got_tree = jax.tree_util.tree_flatten_with_path(got)
-    if ref_tree != got_tree:
-        d = LeafDiff("output", "", (), math.inf, math.inf, 0.0, False,
-                     f"structure differs: eager {ref_tree}, jit {got_tree}")
-        return False, math.inf, math.inf, [d]
-    diffs, max_abs, max_rel = [], 0.0, 0.0
-    for (path, r), (_, g) in zip(ref_leaves, got_leaves):
-        name = key_text(path) or "output"
-        python_scalar = not hasattr(r, "dtype")     # eager returned a Python number
-        try:
-            r, g = _host(r), _host(g)
-        except Exception as e:  # a leaf NumPy cannot hold: say so, never fail the view
-            diffs.append(LeafDiff(name, str(getattr(g, "dtype", type(g).__name__)),
-                                  tuple(getattr(g, "shape", ())), 0.0, 0.0, 0.0, True,
-                                  skipped=f"{type(e).__name__}: {e}"))
-            continue
-        rtol = _rtol(g.dtype)
-        if r.shape != g.shape:
-            diffs.append(LeafDiff(name, str(g.dtype), g.shape, math.inf, math.inf, rtol, False,
-                                  f"shape differs: eager {r.shape}, jit {g.shape}"))
-            max_abs = max_rel = math.inf
-            continue
-        problem = ""
-        if r.dtype != g.dtype and not python_scalar:
-            problem = f"dtype differs: eager {r.dtype}, jit {g.dtype}"
-        if r.dtype.kind in "fc" or g.dtype.kind in "fc" or "float" in g.dtype.name:
-            rf = r.astype(np.complex128 if "c" in (r.dtype.kind + g.dtype.kind) else np.float64)
-            gf = g.astype(rf.dtype)
-            rnan, gnan = np.isnan(rf), np.isnan(gf)
-            if rnan.shape and (rnan != gnan).any() or (not rnan.shape and rnan != gnan):
-                problem = problem or "NaN in different places"
-            both = ~(rnan | gnan)
-            with np.errstate(invalid="ignore", over="ignore"):
-                delta = np.abs(np.where(both, gf - rf, 0))
-                delta = np.where(np.isnan(delta), 0, delta)      # inf - inf at same spot
-                scale = float(np.max(np.abs(np.where(both & np.isfinite(rf), rf, 0)),
-                                     initial=0.0))
-            a = float(np.max(delta, initial=0.0))
-            rel = a / scale if scale > 0 else (0.0 if a == 0 else math.inf)
-            ok = (rel <= rtol if scale > 0 else a <= rtol) and not problem
-        else:
-            ok = bool(np.array_equal(r, g)) and not problem
-            with np.errstate(over="ignore"):
-                a = float(np.max(np.abs(g.astype(np.float64) - r.astype(np.float64)),
-                                 initial=0.0)) if r.size else 0.0
-            scale = float(np.max(np.abs(r.astype(np.float64)), initial=0.0)) if r.size else 0.0
-            rel = a / scale if scale > 0 else (0.0 if a == 0 else math.inf)
-        diffs.append(LeafDiff(name, str(g.dtype), tuple(g.shape), a, rel, rtol, ok, problem))
-        max_abs, max_rel = max(max_abs, a), max(max_rel, rel)
-    return all(d.ok for d in diffs), max_abs, max_rel, diffs
-
-
-def _abs_diff(a: Any, b: Any) -> np.ndarray:
-    """|a - b| elementwise on the host in float64 (NaN or inf where both agree: 0)."""
-    x, y = _host(a), _host(b)
-    wide = np.complex128 if np.iscomplexobj(x) or np.iscomplexobj(y) else np.float64
-    x, y = x.astype(wide), y.astype(wide)
-    with np.errstate(invalid="ignore", over="ignore"):
-        d = np.abs(x - y)
-    return np.where(np.isnan(d), 0.0, d)
-
-
-def _same(a: Any, b: Any) -> bool:
-    try:
-        return compare_outputs(a, b)[0]
-    except Exception:
-        return False
-
-
 def _unstable_hash_note(name: str, traces: int) -> str:
     """What a static argument whose hash changes each time cost, as measured. Most JAX
     releases trace the function again on every call; 0.9–0.10 find the trace in their
@@ -467,100 +289,7 @@ def _hints(m: JitMeasurement) -> list[str]:
     return out
 
 
-# ---- donation ----------------------------------------------------------------------------
-
-
-def _aval_text(x: Any) -> str:
-    """`f32[3]` as jit's donation warning writes it; `key<fry>[]` for a typed PRNG key."""
-    shape = ",".join(str(d) for d in np.shape(x))
-    dtype = getattr(x, "dtype", None)
-    if dtype is None:
-        return f"{np.asarray(x).dtype.name}[{shape}]"
-    return f"{dtype.name if isinstance(dtype, np.dtype) else dtype}[{shape}]"
-
-
-def _nbytes(tree: Any) -> int:
-    """Bytes of a tree's array leaves (a typed key counts its key data)."""
-    return sum(int(getattr(x, "nbytes", 0) or np.asarray(x).nbytes)
-               for x in jax.tree_util.tree_leaves(tree) if hasattr(x, "dtype"))
-
-
-def _donation(call: ArgCall, argnums: tuple, argnames: tuple, warning: str) -> list[dict]:
-    unusable = []
-    if warning:
-        m = re.search(r"not usable:\s*(.*?)\.\s*(?:\n|See|$)", warning, re.S)
-        if m:
-            unusable = [s.strip() for s in m.group(1).split(", ")]
-            unusable = [re.sub(r"^ShapedArray\((.*)\)$", r"\1", s) for s in unusable]
-    whole = "not implemented" in warning
-    out = []
-    donated = [(call.arg_names[i], call.args[i]) for i in argnums if i < len(call.args)]
-    donated += [(call.kwarg_names.get(k, k), call.kwargs[k]) for k in argnames
-                if k in call.kwargs]
-    for name, value in donated:
-        leaves = jax.tree_util.tree_leaves(value)
-        usable = True
-        for leaf in leaves:
-            text = _aval_text(leaf)
-            if text in unusable:
-                unusable.remove(text)
-                usable = False
-        nbytes = _nbytes(leaves)
-        shape = _aval_text(leaves[0]) if len(leaves) == 1 else f"{len(leaves)} arrays"
-        out.append({"name": name, "shape": shape, "bytes": nbytes,
-                    "usable": False if whole else usable})
-    return out
-
-
-def _copy(x: Any) -> Any:
-    return jax.tree_util.tree_map(lambda a: jax.numpy.array(a, copy=True), x)
-
-
-def _nudge(x: Any, rng: np.random.Generator) -> Any:
-    """A float array with each element moved by one ulp, up or down at random, on the
-    devices and in the sharding it had; any other leaf as it is."""
-    if not (isinstance(x, jax.Array) and jax.numpy.issubdtype(x.dtype, jax.numpy.floating)):
-        return x
-    host = np.asarray(jax.device_get(x))
-    toward = np.where(rng.random(host.shape) < 0.5, -np.inf, np.inf).astype(host.dtype)
-    return jax.device_put(np.nextafter(host, toward), x.sharding)
-
-
-def _as_traced(x: Any) -> Any:
-    """A Python number as jit hands it to the function: a weakly-typed array."""
-    return jax.numpy.asarray(x) if isinstance(x, (int, float, complex)) else x
-
-
-def _copy_leaves(args: tuple, kwargs: dict, static_nums: set, static_names: set,
-                 flat: set[int] | None, make: Callable = _copy) -> tuple[tuple, dict]:
-    """`args` and `kwargs` with the leaves at `flat` (all: None) replaced by `make(leaf)`
-    (a copy), counting leaves as jit flattens the call (static arguments left out,
-    keywords in sorted order)."""
-    slots = [("a", i) for i in range(len(args)) if i not in static_nums] + \
-        [("k", key) for key in sorted(kwargs) if key not in static_names]
-    args, kwargs, start = list(args), dict(kwargs), 0
-    for where, key in slots:
-        box = args if where == "a" else kwargs
-        leaves, tree = jax.tree_util.tree_flatten(box[key])
-        if flat is None or any(start + j in flat for j in range(len(leaves))):
-            box[key] = jax.tree_util.tree_unflatten(tree, [
-                make(x) if flat is None or start + j in flat else x
-                for j, x in enumerate(leaves)])
-        start += len(leaves)
-    return tuple(args), kwargs
-
-
 # ---- the measurement ---------------------------------------------------------------------
-
-
-def _clean_miss(msg: str) -> str:
-    """Drop the header's call site when it is jaxmagic's own line, keep the reason."""
-    lines = msg.splitlines()
-    head = lines[0] if lines else msg
-    if "jaxmagic" in head or "timing.py" in head:
-        head = "TRACING CACHE MISS"
-    head = re.sub(r" costing [\d.]+ ms because:?$", ":", head)
-    return "\n".join([head] + [ln for ln in lines[1:]])
 
 
 def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
@@ -672,7 +401,7 @@ class _Measurement:
         self.eager_args, self.eager_kwargs = self.run_args, self.run_kwargs
         if part.every_leaf:     # the body of a jitted target never sees a Python number
             self.eager_args, self.eager_kwargs = self._map_leaves(
-                self.run_args, self.run_kwargs, None, _as_traced)
+                self.run_args, self.run_kwargs, None, donation.as_traced)
         self.phase = "eager"
         self.eager_first = self.jit_first = None
         self.unstable: list[str] = []       # static arguments whose hash changes every time
@@ -708,8 +437,8 @@ class _Measurement:
     def fresh(self) -> tuple[tuple, dict]:
         """The call's inputs, donated ones copied (each jitted call donates its own)."""
         o = self.opts
-        a = tuple(_copy(x) if i in o.donate_pos else x for i, x in enumerate(self.run_args))
-        k = {key: (_copy(v) if key in o.donate_keys else v)
+        a = tuple(donation.copy(x) if i in o.donate_pos else x for i, x in enumerate(self.run_args))
+        k = {key: (donation.copy(v) if key in o.donate_keys else v)
              for key, v in self.run_kwargs.items()}
         return a, k
 
@@ -722,14 +451,15 @@ class _Measurement:
         copies (the user's buffers never reach it)."""
         if not self.inner_donated:
             return self.eager_args, self.eager_kwargs
-        return self._map_leaves(self.eager_args, self.eager_kwargs, self.inner_donated, _copy)
+        return self._map_leaves(self.eager_args, self.eager_kwargs, self.inner_donated,
+                                donation.copy)
 
     def _map_leaves(self, args: tuple, kwargs: dict, flat: set[int] | None,
                     make: Callable) -> tuple[tuple, dict]:
         """`args`, `kwargs` with `make` applied to the traced leaves at `flat` (all: None),
         numbered as jit flattens the call."""
         nums, names = self.part.jit_static(self.opts.sn, self.opts.snames)
-        return _copy_leaves(args, kwargs, set(nums), set(names), flat, make)
+        return donation.map_leaves(args, kwargs, set(nums), set(names), flat, make)
 
     def _inner_donation_note(self, title: str) -> str:
         nums, names = self.part.jit_static(self.opts.sn, self.opts.snames)
@@ -768,7 +498,7 @@ class _Measurement:
     def run(self, fun: Callable, kind: str) -> JitMeasurement:
         __tracebackhide__ = True
         m = self.m
-        with _Capture() as self.cap:
+        with CacheMisses() as self.cap:
             self.log = self.cap.log
             try:
                 self.first_jit_call(fun, kind)
@@ -857,8 +587,9 @@ class _Measurement:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         m.donation_warning = warning
         if self.donating:
-            m.donated = _donation(self.call, tuple(sorted(i for i in o.donate_pos if i < n)),
-                                  tuple(sorted(o.donate_keys)), warning)
+            m.donated = donation.donated_arguments(
+                self.call, tuple(sorted(i for i in o.donate_pos if i < n)),
+                tuple(sorted(o.donate_keys)), warning)
 
     def _static_hashes(self, before: list, statics: list) -> None:
         """Static arguments the function mutated, or whose hash is unstable."""
@@ -901,14 +632,14 @@ class _Measurement:
         m = self.m
         self._set_phase("steady jit")
         share = m.budget_s * (0.5 if self.eager else 1.0)
-        donated = _nbytes(self._donated())
+        donated = donation.nbytes(self._donated())
         timer = _Timer(self.jitted, self.run_args, self.run_kwargs, _blocker(self.jit_first),
                        self.fresh if self.donating else None, donated)
         m.jit_loops, m.jit_repeats = self.guarded(
             lambda: timer.run(share, self.number, self.repeat, m.jit_runs))
         m.jit_s, m.jit_spread_s = _summary(m.jit_runs)
         a, k = self.inputs()
-        m.jit_varies = not _same(self.jit_first, self.jitted(*a, **k))
+        m.jit_varies = not same(self.jit_first, self.jitted(*a, **k))
 
     def _donated(self) -> list:
         o, n = self.opts, len(self.call.args)
@@ -922,13 +653,13 @@ class _Measurement:
         share = m.budget_s * 0.5
         timer = _Timer(self.fn, self.eager_args, self.eager_kwargs, _blocker(self.eager_first),
                        self.eager_inputs if self.inner_donated else None,
-                       _nbytes(self._dyn_leaves(self.inner_donated)))
+                       donation.nbytes(self._dyn_leaves(self.inner_donated)))
         m.eager_loops, m.eager_repeats = self.guarded(
             lambda: timer.run(m.budget_s - share, self.number, self.repeat, m.eager_runs))
         m.eager_s, m.eager_spread_s = _summary(m.eager_runs)
         a, k = self.eager_inputs()
         eager_last = self.fn(*a, **k)
-        m.eager_varies = not _same(self.eager_first, eager_last)
+        m.eager_varies = not same(self.eager_first, eager_last)
         if m.jit_s:
             m.speedup = m.eager_s / m.jit_s
 
@@ -952,11 +683,11 @@ class _Measurement:
         rng = np.random.default_rng(0)
         for _ in range(2):
             a, k = self.inputs()
-            a, k = self._map_leaves(a, k, None, functools.partial(_nudge, rng=rng))
+            a, k = self._map_leaves(a, k, None, functools.partial(nudge, rng=rng))
             got = jax.tree_util.tree_leaves(self.jitted(*a, **k))
             if len(got) == len(first):
                 for i in bad:
-                    moved[i] = max(moved[i], float(np.max(_abs_diff(got[i], first[i]),
+                    moved[i] = max(moved[i], float(np.max(abs_diff(got[i], first[i]),
                                                           initial=0.0)))
         self.trace_count[0] = traces        # a retrace here is ours, not the function's
         for i in bad:
@@ -976,10 +707,10 @@ class _Measurement:
         misses = [msg for ph, msg in self.log.records if ph in jit_phases]
         # the first trace of the function is expected; later ones are retraces (our
         # wrapper is new each time, so JAX's "re-defined repeatedly?" guess for it is noise)
-        m.retrace_reasons = [_clean_miss(s) for s in misses if "never seen function" not in s]
+        m.retrace_reasons = [clean_miss(s) for s in misses if "never seen function" not in s]
         eager_misses = [msg for ph, msg in self.log.records if ph == "steady eager"]
         m.eager_retraces = len(eager_misses)
-        m.eager_retrace_reasons = [_clean_miss(s) for s in eager_misses[:3]]
+        m.eager_retrace_reasons = [clean_miss(s) for s in eager_misses[:3]]
         m.hints = _hints(m)
         m.total_s = time.perf_counter() - self.t_start
 
