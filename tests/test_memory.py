@@ -314,3 +314,19 @@ def test_donated_arguments_are_compiled_as_the_user_jits_them():
         assert donated.peak_bytes < plain.peak_bytes
         assert "donating those arguments" not in donated.text()
     assert not params["w1"].is_deleted()      # compiled, never run: the user's arrays stay
+
+
+# ---- every label as true as the totals (issue 26) ------------------------------------------
+
+def test_xla_constants_are_a_line_of_their_own_not_in_the_peak():
+    # XLA keeps `[1, 2, 3, 4]` as a constant allocation: embedded in the program, outside
+    # memory_analysis()'s temp + arguments + outputs
+    def f(x):
+        return jnp.sum(jnp.cos(jnp.sin(x) * jnp.array([1., 2., 3., 4.])) ** 2)
+    m = jaxmagic.memory(jax.grad(f), jnp.ones(4)).memory
+    p = m.profile
+    assert any(b.kind == M.CONSTANT for b in p.buffers)
+    assert p.peak_bytes <= p.xla_total == 32
+    assert M.CONSTANT not in p.by_kind() and all(b.kind != M.CONSTANT for b in p.live)
+    assert p.constant_bytes == 16
+    assert "XLA: constants (in the program, not in the peak): 16 B" in m.text()

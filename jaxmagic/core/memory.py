@@ -5,7 +5,9 @@ Read from the analysis compile (`analysis.analyze`): XLA's buffer assignment giv
 value's allocation, offset and size; its live ranges give the schedule and one
 [start, end] per value. Live bytes at step t are the values with start ≤ t ≤ end, a slot
 (allocation, offset) counted once however many values share it (a while loop's carried
-values, a fusion writing in place). XLA's own "(peak)" line is not the maximum of its own
+values, a fusion writing in place); XLA's constant allocations are embedded in the
+program, outside its temp + arguments + outputs, so they are a total of their own, not
+part of the curve. XLA's own "(peak)" line is not the maximum of its own
 ranges, and `memory_analysis().peak_memory_in_bytes` on CPU is arguments + outputs, so
 neither is used.
 
@@ -81,6 +83,7 @@ class MemoryProfile:
     num_devices: int           # sizes are per device when > 1
     buffers: list[Buffer] = field(default_factory=list)   # every value with a live range
     peak_equation: int | None = None   # the equation the peak's instruction computes
+    constant_bytes: int = 0    # XLA's constants: in the program, not in the curve
 
     @property
     def peak_bytes(self) -> int:
@@ -252,19 +255,23 @@ def memory_profile(traced: Traced, graph: Any, analysis: Analysis) -> MemoryProf
         buffers.append(_buffer(value, instruction, size, shape, alloc, start, end, slot,
                                join(instruction), traced, info, recomputed))
     steps = len(schedule)
-    curve = live_curve(steps, [(b.start, b.end, b.slot, b.bytes) for b in buffers])
-    peak = max(range(steps), key=curve.__getitem__)
     bwd = backward_boundary([phase.get(analysis.instructions.own.get(name, -1))
                              for name in schedule])
     for b in buffers:
         b.kind = _kind(b, steps, bwd)
+    # XLA's constants live in the program, outside temp + arguments + outputs: a line of
+    # their own, not part of the curve
+    held = [b for b in buffers if b.kind != CONSTANT]
+    curve = live_curve(steps, [(b.start, b.end, b.slot, b.bytes) for b in held])
+    peak = max(range(steps), key=curve.__getitem__)
+    constant_bytes = sum({b.slot: b.bytes for b in buffers if b.kind == CONSTANT}.values())
     m = analysis.memory_analysis
     get = lambda key: getattr(m, key, None) if m is not None else None  # noqa: E731
-    return MemoryProfile(curve, schedule, peak, _at(buffers, peak), bwd,
+    return MemoryProfile(curve, schedule, peak, _at(held, peak), bwd,
                          get("argument_size_in_bytes"), get("output_size_in_bytes"),
                          get("temp_size_in_bytes"), get("alias_size_in_bytes"),
                          analysis.platform, analysis.num_devices, buffers,
-                         _equation(join(schedule[peak])))
+                         _equation(join(schedule[peak])), constant_bytes)
 
 
 def _equation(found: tuple[str, int] | None) -> int | None:

@@ -130,6 +130,9 @@ class Memory:
                 ("XLA: temp", fmt_bytes(p.temp_bytes))]
         if p.alias_bytes:
             out.append(("XLA: aliased", fmt_bytes(p.alias_bytes)))
+        if p.constant_bytes:
+            out.append(("XLA: constants (in the program, not in the peak)",
+                        fmt_bytes(p.constant_bytes)))
         if p.xla_total:
             out.append(("XLA: temp + arguments + outputs",
                         f"{fmt_bytes(p.xla_total)} (peak is "
