@@ -90,9 +90,13 @@ def test_per_layer_checkpoint_shows_what_remat_changes(first, last, lowers, para
     remat = jaxmagic.memory(jax.grad(mlp(True)), *params).memory
     kinds = remat.profile.by_kind()
     assert abs(remat.peak_bytes - remat.profile.xla_total) <= 0.25 * remat.profile.xla_total
-    assert M.RECOMPUTED in kinds          # the backward pass makes values again
+    # what the backward pass holds at the peak are gradients, not recomputed values
+    assert M.GRADIENT in kinds
     if lowers:
         assert remat.peak_bytes <= plain.peak_bytes * 0.6
+        # each layer's matmul is computed again in the backward pass
+        assert [b.primitive for b in remat.profile.buffers if b.kind == M.RECOMPUTED] == \
+            ["dot_general"] * LAYERS
         saved = {r.what: r.count for r in remat.rows() if r.kind == M.SAVED}
         assert saved == {"add": LAYERS - 1}       # only each layer's output is kept
     else:
@@ -330,3 +334,57 @@ def test_xla_constants_are_a_line_of_their_own_not_in_the_peak():
     assert M.CONSTANT not in p.by_kind() and all(b.kind != M.CONSTANT for b in p.live)
     assert p.constant_bytes == 16
     assert "XLA: constants (in the program, not in the peak): 16 B" in m.text()
+
+
+def _two_checkpoints():
+    def g(w, x):
+        return jnp.sin(w @ x)
+
+    def two(W1, W2, X):
+        return jnp.sum(jax.checkpoint(g)(W2, jax.checkpoint(g)(W1, X)))
+    return lambda ct, *a: jax.vjp(two, *a)[1](ct)
+
+
+def _reads_cotangent(text: str) -> set[str]:
+    """The reference, from XLA's compiled HLO and nothing of jaxmagic's joins: the entry
+    instructions that parameter 0 (the cotangent) reaches, operand by operand."""
+    from jaxmagic.core import hlo
+    program = hlo.parse(text)
+    entry = {i.computation for i in program.values() if i.opcode == "parameter"
+             and i.operand_text.strip() == "0" and i.name.startswith("args_0")}
+    (entry,) = entry
+    reached = {i.name for i in program.values() if i.computation == entry
+               and i.opcode == "parameter" and i.operand_text.strip() == "0"}
+    for ins in program.values():          # HLO text lists operands before their users
+        if ins.computation == entry and reached.intersection(ins.operands):
+            reached.add(ins.name)
+    return reached
+
+
+REMAT3 = [False] + ([True] if "jax_remat3" in jax.config.values else [])
+
+
+@pytest.mark.parametrize("remat3", REMAT3, ids=lambda v: "remat3" if v else "remat2")
+def test_cotangents_are_gradients_and_recomputed_is_a_forward_value_again(remat3):
+    W, X = jnp.ones((4, 4)), jnp.ones((4, 2))
+    before = jax.config.values.get("jax_remat3")
+    if remat3:
+        jax.config.update("jax_remat3", True)
+    try:
+        t = traced(_two_checkpoints(), 1., W, W, X)
+        a = analyze(t)
+        p = M.memory_profile(t, G.build(t), a)
+    finally:
+        if remat3:
+            jax.config.update("jax_remat3", before)
+    gradients = _reads_cotangent(a.compiled_text)
+    made = [b for b in p.buffers if b.kind not in (M.ARGUMENT, M.OUTPUT, M.CONSTANT)]
+    assert made and gradients
+    for b in made:
+        # a buffer holds a gradient exactly when the cotangent reaches its instruction
+        assert (b.kind == M.GRADIENT) == (b.instruction in gradients), (b, gradients)
+    # each checkpoint's matmul is computed again in the backward pass, under remat3 too
+    # (0.12 keeps remat3's recomputation in one equation: the checkpoint)
+    recomputed = [b for b in p.buffers if b.kind == M.RECOMPUTED]
+    assert recomputed and all(b.primitive in ("dot_general", "checkpoint")
+                              for b in recomputed)

@@ -18,19 +18,19 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import _compat
 from .analysis import Analysis
-from .cost import CostRow, estimate, rows, walk
+from .cost import CostRow, _param, estimate, rows, sub_jaxprs, walk
 from .profile import Instructions
 from .trace import Traced
 
 # kinds of buffers live at the peak
-ARGUMENT, OUTPUT, SAVED, RECOMPUTED, TEMPORARY, CONSTANT = (
-    "argument", "output", "saved activation", "recomputed", "temporary", "constant")
-REMAT = ("remat", "remat2", "checkpoint")
+ARGUMENT, OUTPUT, SAVED, RECOMPUTED, GRADIENT, TEMPORARY, CONSTANT = (
+    "argument", "output", "saved activation", "recomputed", "gradient", "temporary",
+    "constant")
 
 _VALUE = re.compile(r"^\s*value: <\d+ ([^\s{>]+)(\{[\d,]*\})?(?: \(phi\))?[^>]*> "
                     r"\(size=(\d+),offset=(\d+)\): (.*)$")
@@ -63,7 +63,8 @@ class Buffer:
     group: str = ""            # the call tree around it, as drawn (`layer ×16 › mlp`)
     primitive: str = ""
     backward: bool = False     # produced by the backward pass
-    recompute: bool = False    # produced by a remat's recomputation in the backward pass
+    recompute: bool = False    # a forward value jax.checkpoint computes again for it
+    gradient: bool = False     # depends on the cotangent: a gradient being computed
 
 
 @dataclass
@@ -242,7 +243,7 @@ def memory_profile(traced: Traced, graph: Any, analysis: Analysis) -> MemoryProf
                                 f"{analysis.platform} held no "
                                 + ("buffer assignment" if not values else "live ranges"))
     join = _Join(analysis.instructions)
-    info, recomputed, after = _equation_info(traced, graph)
+    info, recomputed, gradient, after = _equation_info(traced, graph)
     # per equation: True backward, False forward, None after the backward pass
     phase = {i: None if i in after else info[i].backward for i in info}
     buffers = []
@@ -253,7 +254,7 @@ def memory_profile(traced: Traced, graph: Any, analysis: Analysis) -> MemoryProf
         slot, size, shape, alloc = found
         instruction = value.split("{")[0]
         buffers.append(_buffer(value, instruction, size, shape, alloc, start, end, slot,
-                               join(instruction), traced, info, recomputed))
+                               join(instruction), traced, info, recomputed, gradient))
     steps = len(schedule)
     bwd = backward_boundary([phase.get(analysis.instructions.own.get(name, -1))
                              for name in schedule])
@@ -293,7 +294,7 @@ def _carried(value: str, values: dict, hlo: Instructions):
 
 
 def _buffer(value, instruction, size, shape, alloc, start, end, slot, found, traced,
-            info, recomputed) -> Buffer:
+            info, recomputed, gradient) -> Buffer:
     b = Buffer(value, instruction, size, shape, TEMPORARY, start, end, slot, alloc)
     if found is None:
         return b
@@ -308,6 +309,7 @@ def _buffer(value, instruction, size, shape, alloc, start, end, slot, found, tra
         b.where, b.group, b.primitive, b.backward = (row.where, row.series, row.primitive,
                                                      row.backward)
         b.recompute = k in recomputed
+        b.gradient = k in gradient
     return b
 
 
@@ -337,6 +339,8 @@ def _kind(b: Buffer, steps: int, backward_from: int | None) -> str:
         return CONSTANT
     if alloc == "output" and b.end >= steps - 1:
         return OUTPUT
+    if b.gradient:
+        return GRADIENT       # depends on the cotangent, wherever XLA scheduled it
     if backward_from is not None and b.start < backward_from <= b.end:
         return SAVED          # made before the backward pass, still held in it
     return RECOMPUTED if b.recompute else TEMPORARY
@@ -354,20 +358,25 @@ def _at(buffers: list[Buffer], step: int) -> list[Buffer]:
 
 
 def _equation_info(traced: Traced, graph: Any):
-    """(each equation's row: line, drawn group, primitive, pass; the equations of a
-    remat's recomputation; those after the backward pass). A nested-jaxpr equation (a
-    scan, a remat) gets its first inner row's group and line, and its own pass."""
+    """(each equation's row: line, drawn group, primitive, pass; the equations that
+    compute a forward value again in the backward pass; those whose result depends on the
+    cotangent; those after the backward pass). A nested-jaxpr equation (a scan, a remat)
+    gets its first inner row's group and line, and its own pass."""
     estimates = estimate(traced.jaxpr)
     out = {r.index: r for r in rows(graph, estimates)}
+    gradient = cotangent_equations(traced.jaxpr)
     backward, remat, recomputed, after = {}, set(), set(), set()
     for i, eqn, _, parents, sources in walk(traced.jaxpr):
         backward[i] = _compat.is_backward(eqn) or any(backward.get(p) for p in parents)
         if not backward[i] and (after.intersection(parents) or any(
                 backward[j] or j in after for j in sources)):
             after.add(i)       # reads the backward pass's results: an optimizer's update
-        if eqn.primitive.name in REMAT and backward[i]:
+        if _compat.is_remat(eqn) and backward[i]:
             remat.add(i)
-        if remat.intersection(parents):
+        if _compat.remat_label(eqn) and i in out:
+            out[i] = replace(out[i], primitive=_compat.remat_label(eqn))
+        if backward[i] and i not in gradient and (
+                _compat.is_recomputation(eqn) or remat.intersection(parents)):
             recomputed.add(i)
     first_inside: dict[int, CostRow] = {}
     for r in list(out.values()):
@@ -381,4 +390,101 @@ def _equation_info(traced: Traced, graph: Any):
             out[e.index] = CostRow(e.index, e.primitive, 0, 0, None, 0, inner.where,
                                    inner.group, inner.clusters, e.parents, is_op=False,
                                    backward=backward[e.index], series=inner.series)
-    return out, recomputed, after
+    return out, recomputed, gradient, after
+
+
+# ---- what depends on the cotangent ---------------------------------------------------------
+
+def cotangent_equations(jaxpr: Any) -> set[int]:
+    """The walk indices (`cost.walk`) of the backward-pass equations whose result depends
+    on the cotangent: the gradients being computed, as opposed to forward values computed
+    again (jax.checkpoint's recomputation) or index arithmetic.
+
+    Data flow from the cotangent: an input read by the backward pass alone (a vjp
+    function's `ct`), or a constant a backward equation that is not a recomputation reads
+    (`jax.grad`'s seed `1.0`, an instantiated zero), through every equation, into nested
+    jaxprs (remat, jit, custom rules, cond) and around loop carries (scan, while)."""
+    marks: dict[int, bool] = {}
+    _flow(jaxpr, None, False, 0, marks)
+    return {i for i, m in marks.items() if m}
+
+
+def _flow(j: Any, grad_in: list[bool] | None, backward: bool, i: int,
+          marks: dict[int, bool]) -> tuple[list[bool], int]:
+    """Mark the equations of `j` (numbered from `i`) that depend on the cotangent, given
+    which of its inputs do (None: the top level). (flags of its outputs, next index)"""
+    j = _compat.open_jaxpr(j)
+    grad: set = set()
+    if grad_in is not None:
+        grad = {v for v, g in zip(j.invars, grad_in) if g}
+    if not backward:                 # a cotangent input: read by the backward pass only
+        readers: dict = defaultdict(set)
+        for eqn in j.eqns:
+            for v in eqn.invars:
+                if not _compat.is_literal(v):
+                    readers[v].add(_compat.is_backward(eqn))
+        grad |= {v for v in j.invars if readers.get(v) == {True}}
+    for eqn in j.eqns:
+        me, i = i, i + 1
+        bwd = backward or _compat.is_backward(eqn)
+        seed = bwd and not _compat.is_recomputation(eqn)
+        flags = [(seed if _compat.is_literal(v) else v in grad) for v in eqn.invars]
+        subs = [(k, pos) for k, pos in sub_jaxprs(eqn)
+                if not isinstance(_param(eqn, k, pos), tuple)]
+        if subs:
+            outs, i = _flow_nested(eqn, subs, flags, bwd, i, marks)
+        elif eqn.primitive.name == "optimization_barrier":   # each output is its input
+            outs = [bwd and f for f in flags]            # (remat3 holds cts with residuals)
+        else:
+            outs = [bwd and any(flags)] * len(eqn.outvars)
+        marks[me] = bwd and any(outs)
+        grad |= {v for v, g in zip(eqn.outvars, outs) if g and not _compat.is_dropvar(v)}
+    return [not _compat.is_literal(v) and v in grad for v in j.outvars], i
+
+
+def _flow_nested(eqn: Any, subs: list, flags: list[bool], bwd: bool, start: int,
+                 marks: dict[int, bool]) -> tuple[list[bool], int]:
+    """`_flow` through an equation's nested jaxprs: its inputs' flags mapped to each
+    jaxpr's inputs, its outputs' from theirs; a loop's carries until they settle."""
+    prim, p = eqn.primitive.name, eqn.params
+    n_out = len(eqn.outvars)
+    if prim == "while":
+        cn, bn = p["cond_nconsts"], p["body_nconsts"]
+        carry = flags[cn + bn:]
+        for _ in range(4):
+            i = start
+            _, i = _flow(p["cond_jaxpr"], flags[:cn] + carry, bwd, i, marks)
+            body, i = _flow(p["body_jaxpr"], flags[cn:cn + bn] + carry, bwd, i, marks)
+            settled = [a or b for a, b in zip(carry, body)]
+            if settled == carry:
+                break
+            carry = settled
+        return carry, i
+    if prim == "scan":
+        nc, nk = _compat.scan_counts(p)
+        ins = list(flags)
+        for _ in range(4):
+            outs, i = _flow(p["jaxpr"], ins, bwd, start, marks)
+            carry = [a or b for a, b in zip(ins[nc:nc + nk], outs[:nk])]
+            if carry == ins[nc:nc + nk]:
+                break
+            ins[nc:nc + nk] = carry
+        return [a or b for a, b in zip(carry, outs[:nk])] + outs[nk:], i
+    outs = [False] * n_out
+    i = start
+    for key, pos in subs:
+        sub = _param(eqn, key, pos)
+        invars = _compat.open_jaxpr(sub).invars
+        if prim == "cond":
+            mapped = flags[1:]
+        elif len(invars) == len(flags):
+            mapped = flags
+        elif len(invars) < len(flags):
+            mapped = flags[len(flags) - len(invars):]
+        else:
+            mapped = [any(flags)] * len(invars)
+        got, i = _flow(sub, mapped, bwd, i, marks)
+        if len(got) != n_out:
+            got = [any(got) or any(flags)] * n_out
+        outs = [a or b for a, b in zip(outs, got)]
+    return outs, i

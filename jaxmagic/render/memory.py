@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from ..core.graph import Graph
-from ..core.memory import ARGUMENT, RECOMPUTED, SAVED, MemoryProfile
+from ..core.memory import ARGUMENT, GRADIENT, RECOMPUTED, SAVED, MemoryProfile
 from . import html as H
 from .costs import EMPHASIS, TOP_LEVEL, _chain, _columns, fill, fill_legend_html
 from .sharding import fmt_bytes
@@ -26,7 +26,8 @@ _LAST_KEY = re.compile(r"(\.[^.\[\]]+|\[[^\]]*\])$")
 def _parent(path: str) -> str:
     """`model.l1` for `model.l1.kernel`, `params[3]` for `params[3]['w1']`."""
     return _LAST_KEY.sub("", path) or path
-KIND_COLOURS = {SAVED: "#b91c1c", ARGUMENT: "#1d4ed8", RECOMPUTED: "#047857"}
+KIND_COLOURS = {SAVED: "#b91c1c", ARGUMENT: "#1d4ed8", RECOMPUTED: "#047857",
+                GRADIENT: "#7c3aed"}
 
 
 @dataclass
@@ -154,7 +155,8 @@ class Memory:
                        "devices, each holding its shard")
         if p.backward_from is not None:
             out.append("saved activation: computed before the backward pass and kept for "
-                       "it; recomputed: made again in the backward pass by jax.checkpoint")
+                       "it; recomputed: a forward value jax.checkpoint computes again in the "
+                       "backward pass; gradient: depends on the cotangent")
         donatable = p.donatable_bytes()
         if donatable >= 0.1 * p.peak_bytes:
             out.append(f"{fmt_bytes(donatable)} of outputs are live at the peak beside "
