@@ -388,3 +388,36 @@ def test_cotangents_are_gradients_and_recomputed_is_a_forward_value_again(remat3
     recomputed = [b for b in p.buffers if b.kind == M.RECOMPUTED]
     assert recomputed and all(b.primitive in ("dot_general", "checkpoint")
                               for b in recomputed)
+
+
+def test_a_computed_value_is_never_named_after_an_input():
+    # JAX's gradient-checkpointing page, first cell: XLA:CPU's `dot` of a matrix and a
+    # vector carries no op_name, and reads an input
+    def g(W, x):
+        return jnp.sin(jnp.dot(W, x))
+
+    def f(W1, W2, W3, x):
+        return g(W3, g(W2, g(W1, x)))
+    args = jnp.ones(7), jnp.ones((5, 4)), jnp.ones((6, 5)), jnp.ones((7, 6)), jnp.ones(4)
+    t = traced(lambda ct, *a: jax.vjp(f, *a)[1](ct), *args)
+    a = analyze(t)
+    p = M.memory_profile(t, G.build(t), a)
+    from jaxmagic.core import hlo
+    from jaxmagic.core.cost import walk
+    program = hlo.parse(a.compiled_text)
+    eqns = {i: e for i, e, *_ in walk(t.jaxpr)}
+    dots = [b for b in p.buffers if program[b.instruction].opcode == "dot"]
+    assert dots
+    if _compat.JAX_VERSION >= (0, 10, 0):    # measured on 0.10.2, 0.12; 0.7.2 tags them
+        assert all(not program[b.instruction].tags for b in dots)    # no op_name
+    for b in p.buffers:
+        if program[b.instruction].opcode != "parameter":
+            assert not b.input, b           # computed: never an input's name
+    for b in dots:
+        # joined to the matmul that makes it: a dot_general of as many elements
+        # (XLA's `f32[5,1]` is the jaxpr's `f32[5]`), or said to be unattributed
+        assert b.equation is not None and b.primitive == "dot_general", b
+        (out,) = eqns[b.equation].outvars
+        assert out.aval.size == b.bytes // 4
+    m = Memory(p)
+    assert not any(r.kind == M.SAVED and r.what.startswith("arg") for r in m.rows())

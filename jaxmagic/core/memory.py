@@ -197,11 +197,21 @@ def live_curve(steps: int, spans: list[tuple[int, int, tuple[int, int], int]]) -
 
 # ---- joining values to equations -----------------------------------------------------------
 
+# Instructions that hold their operand's data as it is (a view, a copy, a tuple of them):
+# their value may be named after the operand, an input included. Any other instruction
+# computes something new, never to be named after what it reads.
+_VIEWS = ("bitcast", "copy", "copy-start", "copy-done", "reshape", "transpose", "tuple",
+          "get-tuple-element", "bitcast-convert", "optimization-barrier")
+# an instruction XLA made without an op_name, and the primitives it may be the work of
+_MADE_BY = {"dot": ("dot_general",), "convolution": ("conv_general_dilated",)}
+
+
 class _Join:
     """The equation (or entry parameter) an instruction's value holds."""
 
-    def __init__(self, hlo: Instructions):
+    def __init__(self, hlo: Instructions, readers: dict | None = None):
         self.hlo = hlo
+        self.readers = readers or {}     # (what it reads) → [(walk index, primitive)]
         self.callees: dict[str, list[str]] = defaultdict(list)
         for comp, caller in hlo.callers.items():
             self.callees[caller].append(comp)
@@ -225,12 +235,83 @@ class _Join:
             return None
         if name not in hlo.parameters:          # a fusion's root, then the operands
             roots = [hlo.roots[c] for c in self.callees.get(name, ()) if c in hlo.roots]
-            for other in roots + hlo.operands.get(name, []):
+            for other in roots:
                 found = self(other, depth + 1)
                 if found is not None:
                     return found
+            operands = hlo.operands.get(name, [])
+            if hlo.opcode.get(name) in _VIEWS:
+                for other in operands:
+                    found = self(other, depth + 1)
+                    if found is not None:
+                        return found
+            elif operands:                      # computed: by the equation that reads
+                return self._reader(name, operands, depth)   # what it reads, or None
         caller = hlo.callers.get(comp)           # the enclosing while, call or fusion
         return self(caller, depth + 1) if caller else None
+
+    def _reader(self, name: str, operands: list[str], depth: int) -> tuple[str, int] | None:
+        """The one equation that reads what instruction `name` reads (XLA:CPU's `dot`
+        carries no op_name: the `dot_general` of the same two values), else None."""
+        reads = frozenset(f for f in (self(o, depth + 1) for o in operands) if f is not None)
+        if not reads:
+            return None
+        found = self.readers.get(reads, [])
+        made_by = _MADE_BY.get(self.hlo.opcode.get(name, ""))
+        if made_by is not None:
+            found = [(i, p) for i, p in found if p in made_by]
+        return ("eqn", found[0][0]) if len(found) == 1 else None
+
+
+def equation_reads(jaxpr: Any) -> dict[frozenset, list[tuple[int, str]]]:
+    """{what an equation reads: [(walk index, primitive)]}, where what it reads is the set
+    of ("input", n) and ("eqn", walk index) its operands are, as `_Join` finds them (an
+    equation inside a jit reads the values outside it; inside a loop, the loop), also
+    seen through layout equations (transpose, reshape, convert) that XLA folds away."""
+    out: dict[frozenset, list[tuple[int, str]]] = defaultdict(list)
+    layout: dict[tuple[str, int], tuple] = {}
+    counter = [0]
+
+    def go(j: Any, env: dict) -> dict:
+        j = _compat.open_jaxpr(j)
+        for eqn in j.eqns:
+            i = counter[0]
+            counter[0] += 1
+            reads = [env[v] for v in eqn.invars if not _compat.is_literal(v) and v in env]
+            name = eqn.primitive.name
+            raw = frozenset(reads)
+            seen = frozenset(x for r in reads for x in layout.get(r, (r,)))
+            for key in {raw, seen}:
+                if key:
+                    out[key].append((i, name))
+            mine = {v: ("eqn", i) for v in eqn.outvars}
+            if name in _LAYOUT_PRIMITIVES and len(reads) == 1:
+                layout[("eqn", i)] = layout.get(reads[0], (reads[0],))
+            subs = [(k, pos) for k, pos in sub_jaxprs(eqn)
+                    if not isinstance(_param(eqn, k, pos), tuple)]
+            for k, pos in subs:
+                sub = _compat.open_jaxpr(_param(eqn, k, pos))
+                if name in ("scan", "while", "cond") or len(sub.invars) != len(eqn.invars):
+                    inner = {v: ("eqn", i) for v in sub.invars}     # the loop's own
+                else:
+                    inner = {v: env.get(o, ("eqn", i)) if not _compat.is_literal(o)
+                             else ("eqn", i) for v, o in zip(sub.invars, eqn.invars)}
+                made = go(sub, inner)
+                if name not in ("scan", "while", "cond") and \
+                        len(sub.outvars) == len(eqn.outvars):
+                    for v, o in zip(eqn.outvars, sub.outvars):
+                        if not _compat.is_literal(o) and o in made:
+                            mine[v] = made[o]
+            env.update(mine)
+        return env
+
+    top = _compat.open_jaxpr(jaxpr)
+    go(top, {v: ("input", k) for k, v in enumerate(top.invars)})
+    return out
+
+
+_LAYOUT_PRIMITIVES = ("transpose", "reshape", "convert_element_type", "squeeze",
+                      "expand_dims", "broadcast_in_dim", "copy", "copy_p")
 
 
 def memory_profile(traced: Traced, graph: Any, analysis: Analysis) -> MemoryProfile:
@@ -242,7 +323,7 @@ def memory_profile(traced: Traced, graph: Any, analysis: Analysis) -> MemoryProf
         raise MemoryUnavailable(f"XLA's dump of {analysis.module or 'the program'} on "
                                 f"{analysis.platform} held no "
                                 + ("buffer assignment" if not values else "live ranges"))
-    join = _Join(analysis.instructions)
+    join = _Join(analysis.instructions, equation_reads(traced.jaxpr))
     info, recomputed, gradient, after = _equation_info(traced, graph)
     # per equation: True backward, False forward, None after the backward pass
     phase = {i: None if i in after else info[i].backward for i in info}

@@ -77,7 +77,7 @@ class Memory:
         acc: dict[tuple, list] = defaultdict(list)
         for b in self.profile.live:
             what = re.sub(r"\[\d+\]", "[i]", b.input) if b.input else \
-                b.primitive or b.instruction
+                b.primitive or f"unattributed ({b.instruction})"
             acc[b.kind, b.shape, what, b.where, b.group].append(b)
         out = [Row(k[0], k[1], len(v), sum(b.bytes for b in v), k[2], k[3], k[4])
                for k, v in acc.items()]
