@@ -421,3 +421,42 @@ def test_a_computed_value_is_never_named_after_an_input():
         assert out.aval.size == b.bytes // 4
     m = Memory(p)
     assert not any(r.kind == M.SAVED and r.what.startswith("arg") for r in m.rows())
+
+
+def test_a_scans_counters_and_copies_are_not_gradients_nor_saved_activations():
+    def f(ws, x):
+        def body(x, w):
+            return jnp.tanh(x @ w), None
+        return jax.lax.scan(body, x, ws)[0]
+    t = traced(lambda ct, *a: jax.vjp(f, *a)[1](ct), jnp.ones((32, 64)),
+               jnp.ones((4, 64, 64)), jnp.ones((32, 64)))
+    a = analyze(t)
+    p = M.memory_profile(t, G.build(t), a)
+    from jaxmagic.core import hlo
+    program = hlo.parse(a.compiled_text)
+    entry = program["args_0_.1"].computation
+    reached = _reads_cotangent(a.compiled_text)
+    for b in p.buffers:
+        ins = program[b.instruction]
+        from_constants = all(program[o].opcode == "constant" for o in ins.operands)
+        if ins.computation == entry and ins.opcode not in ("parameter", "tuple", "while") \
+                and b.kind not in (M.OUTPUT, M.CONSTANT) and not from_constants:
+            # outside the loops, XLA's own data flow says which hold the cotangent (the
+            # copy of it the backward loop starts from included)
+            assert (b.kind == M.GRADIENT) == (b.instruction in reached), b
+        if from_constants:
+            assert b.kind != M.SAVED, b
+        if not b.shape.startswith("f"):
+            # a loop's counter or condition: an integer has no cotangent
+            assert b.kind != M.GRADIENT, b
+        if b.equation is None and not b.input:
+            # made by no equation (XLA's copy of a constant): not called an activation
+            assert b.kind not in (M.SAVED, M.RECOMPUTED), b
+    # the zeros (from constants) the backward loop accumulates the weights' gradient in,
+    # and the cotangents it carries
+    assert [b.shape for b in p.buffers if b.kind == M.GRADIENT and
+            program[b.instruction].computation == entry and
+            all(program[o].opcode == "constant" for o in program[b.instruction].operands)
+            ] == ["f32[4,64,64]"]
+    assert {b.shape for b in p.buffers if b.kind == M.GRADIENT and
+            program[b.instruction].opcode == "parameter"} == {"f32[32,64]", "f32[4,64,64]"}

@@ -22,15 +22,17 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import _compat
+from . import hlo
 from .analysis import Analysis
 from .cost import CostRow, _param, estimate, rows, sub_jaxprs, walk
 from .profile import Instructions
 from .trace import Traced
 
 # kinds of buffers live at the peak
-ARGUMENT, OUTPUT, SAVED, RECOMPUTED, GRADIENT, TEMPORARY, CONSTANT = (
+ARGUMENT, OUTPUT, SAVED, RECOMPUTED, GRADIENT, TEMPORARY, CONSTANT, UNATTRIBUTED = (
     "argument", "output", "saved activation", "recomputed", "gradient", "temporary",
-    "constant")
+    "constant", "unattributed")
+_FLOATING = re.compile(r"^(f\d+|bf16|f8\w*|c64|c128)\[")    # what a cotangent can be
 
 _VALUE = re.compile(r"^\s*value: <\d+ ([^\s{>]+)(\{[\d,]*\})?(?: \(phi\))?[^>]*> "
                     r"\(size=(\d+),offset=(\d+)\): (.*)$")
@@ -263,6 +265,91 @@ class _Join:
         return ("eqn", found[0][0]) if len(found) == 1 else None
 
 
+class _Cotangent:
+    """Whether an instruction's value (or one element of a tuple) depends on the
+    cotangent. An instruction tagged with an equation that computes no nested jaxpr has
+    that equation's answer (`cotangent_equations`); any other (a loop's slicing and
+    counters, XLA's copies, an untagged `dot`) is answered by XLA's own data flow: its
+    operands, a tuple's element, a loop's carry from its initial value and its body."""
+
+    def __init__(self, program: dict, hlo: Instructions, gradient: set[int],
+                 leaves: set[int], inputs: set[int]):
+        self.program, self.hlo = program, hlo
+        self.gradient, self.leaves, self.inputs = gradient, leaves, inputs
+        self.callers: dict[str, list[str]] = defaultdict(list)   # computation → callers
+        for ins in program.values():
+            for c in _CALLED.findall(ins.attrs):
+                self.callers[c].append(ins.name)
+            for group in _BRANCHES.findall(ins.attrs):
+                for c in group.split(","):
+                    self.callers[c.strip().lstrip("%")].append(ins.name)
+        self.cache: dict[tuple[str, int | None], bool] = {}
+        self.before: dict[tuple[str, int | None], bool] = {}
+
+    def settle(self, keys: list[tuple[str, int | None]]) -> dict:
+        """{key: depends on the cotangent} for `keys`, a loop's carries settled: each round
+        starts a cycle from the previous round's answer until none changes."""
+        for _ in range(6):
+            self.cache = {}
+            found = {k: self(*k) for k in keys}
+            if self.cache == self.before:
+                break
+            self.before = dict(self.cache)
+        return found
+
+    def __call__(self, name: str, index: int | None = None) -> bool:
+        key = (name, index)
+        if key not in self.cache:
+            self.cache[key] = self.before.get(key, False)    # a cycle (a loop's carry)
+            self.cache[key] = self._find(name, index)
+        return self.cache[key]
+
+    def _find(self, name: str, index: int | None) -> bool:
+        ins = self.program.get(name)
+        if ins is None:
+            return False
+        own = self.hlo.own.get(name)
+        if own is not None and own in self.leaves:
+            return own in self.gradient
+        op = ins.opcode
+        if own in self.gradient and all(self.program[o].opcode == "constant"
+                                        for o in ins.operands if o in self.program):
+            return True      # built from constants for a loop that carries cotangents
+            #                  (the zeros a backward scan accumulates a gradient in)
+        if op == "parameter":
+            callers = self.callers.get(ins.computation, [])
+            if not callers:                               # the entry's: a cotangent input?
+                return self.hlo.parameters.get(name) in self.inputs
+            n = int(ins.operand_text.strip() or 0)
+            return any(self._argument(c, ins.computation, n, index) for c in callers)
+        if op == "get-tuple-element":
+            k = re.search(r"index=(\d+)", ins.attrs)
+            return self(ins.operands[0], int(k.group(1)) if k else None)
+        if op == "tuple" and index is not None and index < len(ins.operands):
+            return self(ins.operands[index])
+        if op == "while":
+            body = re.search(r"body=%?([\w.\-]+)", ins.attrs)
+            root = self.hlo.roots.get(body.group(1)) if body else None
+            return self(ins.operands[0], index) or (root is not None and self(root, index))
+        return any(self(o) for o in ins.operands)
+
+    def _argument(self, caller: str, computation: str, n: int, index: int | None) -> bool:
+        """Whether parameter `n` of `computation`, as `caller` calls it, is a cotangent."""
+        ins = self.program[caller]
+        if ins.opcode == "while":
+            return self(caller, index)       # a loop's body and condition see its carry
+        if ins.opcode == "conditional":
+            return any(self(o, index) for o in ins.operands[1:])
+        if n < len(ins.operands):
+            return self(ins.operands[n], index)
+        return False
+
+
+_CALLED = re.compile(r"\b(?:calls|body|condition|to_apply|true_computation|"
+                     r"false_computation)=%?([\w.\-]+)")
+_BRANCHES = re.compile(r"\bbranch_computations=\{([^}]*)\}")
+
+
 def equation_reads(jaxpr: Any) -> dict[frozenset, list[tuple[int, str]]]:
     """{what an equation reads: [(walk index, primitive)]}, where what it reads is the set
     of ("input", n) and ("eqn", walk index) its operands are, as `_Join` finds them (an
@@ -324,7 +411,7 @@ def memory_profile(traced: Traced, graph: Any, analysis: Analysis) -> MemoryProf
                                 f"{analysis.platform} held no "
                                 + ("buffer assignment" if not values else "live ranges"))
     join = _Join(analysis.instructions, equation_reads(traced.jaxpr))
-    info, recomputed, gradient, after = _equation_info(traced, graph)
+    info, recomputed, (gradient, cotangents, leaves), after = _equation_info(traced, graph)
     # per equation: True backward, False forward, None after the backward pass
     phase = {i: None if i in after else info[i].backward for i in info}
     buffers = []
@@ -335,7 +422,18 @@ def memory_profile(traced: Traced, graph: Any, analysis: Analysis) -> MemoryProf
         slot, size, shape, alloc = found
         instruction = value.split("{")[0]
         buffers.append(_buffer(value, instruction, size, shape, alloc, start, end, slot,
-                               join(instruction), traced, info, recomputed, gradient))
+                               join(instruction), traced, info, recomputed))
+    flow = _Cotangent(hlo.parse(analysis.compiled_text), analysis.instructions, gradient,
+                      leaves, cotangents)
+    keys = {}
+    for b in buffers:
+        index = b.value[len(b.instruction):].strip("{}").split(",")[0]
+        keys[b.value] = (b.instruction, int(index) if index.isdigit() else None)
+    found = flow.settle(list(keys.values()))
+    for b in buffers:
+        # a cotangent is floating (an integer's is float0, no bytes): a loop's counter or
+        # condition in the backward pass is no gradient
+        b.gradient = bool(_FLOATING.match(b.shape)) and found[keys[b.value]]
     steps = len(schedule)
     bwd = backward_boundary([phase.get(analysis.instructions.own.get(name, -1))
                              for name in schedule])
@@ -375,7 +473,7 @@ def _carried(value: str, values: dict, hlo: Instructions):
 
 
 def _buffer(value, instruction, size, shape, alloc, start, end, slot, found, traced,
-            info, recomputed, gradient) -> Buffer:
+            info, recomputed) -> Buffer:
     b = Buffer(value, instruction, size, shape, TEMPORARY, start, end, slot, alloc)
     if found is None:
         return b
@@ -390,7 +488,6 @@ def _buffer(value, instruction, size, shape, alloc, start, end, slot, found, tra
         b.where, b.group, b.primitive, b.backward = (row.where, row.series, row.primitive,
                                                      row.backward)
         b.recompute = k in recomputed
-        b.gradient = k in gradient
     return b
 
 
@@ -422,6 +519,8 @@ def _kind(b: Buffer, steps: int, backward_from: int | None) -> str:
         return OUTPUT
     if b.gradient:
         return GRADIENT       # depends on the cotangent, wherever XLA scheduled it
+    if b.equation is None and not b.input:
+        return UNATTRIBUTED   # no equation made it (a copy of XLA's constant): no claim
     if backward_from is not None and b.start < backward_from <= b.end:
         return SAVED          # made before the backward pass, still held in it
     return RECOMPUTED if b.recompute else TEMPORARY
@@ -445,9 +544,11 @@ def _equation_info(traced: Traced, graph: Any):
     gets its first inner row's group and line, and its own pass."""
     estimates = estimate(traced.jaxpr)
     out = {r.index: r for r in rows(graph, estimates)}
-    gradient = cotangent_equations(traced.jaxpr)
-    backward, remat, recomputed, after = {}, set(), set(), set()
+    gradient, cotangents = cotangent_flow(traced.jaxpr)
+    backward, remat, recomputed, after, leaves = {}, set(), set(), set(), set()
     for i, eqn, _, parents, sources in walk(traced.jaxpr):
+        if not any(not isinstance(_param(eqn, k, pos), tuple) for k, pos in sub_jaxprs(eqn)):
+            leaves.add(i)
         backward[i] = _compat.is_backward(eqn) or any(backward.get(p) for p in parents)
         if not backward[i] and (after.intersection(parents) or any(
                 backward[j] or j in after for j in sources)):
@@ -471,7 +572,7 @@ def _equation_info(traced: Traced, graph: Any):
             out[e.index] = CostRow(e.index, e.primitive, 0, 0, None, 0, inner.where,
                                    inner.group, inner.clusters, e.parents, is_op=False,
                                    backward=backward[e.index], series=inner.series)
-    return out, recomputed, gradient, after
+    return out, recomputed, (gradient, cotangents, leaves), after
 
 
 # ---- what depends on the cotangent ---------------------------------------------------------
@@ -485,13 +586,19 @@ def cotangent_equations(jaxpr: Any) -> set[int]:
     function's `ct`), or a constant a backward equation that is not a recomputation reads
     (`jax.grad`'s seed `1.0`, an instantiated zero), through every equation, into nested
     jaxprs (remat, jit, custom rules, cond) and around loop carries (scan, while)."""
+    return cotangent_flow(jaxpr)[0]
+
+
+def cotangent_flow(jaxpr: Any) -> tuple[set[int], set[int]]:
+    """(`cotangent_equations`, the positions of the inputs that are cotangents)."""
     marks: dict[int, bool] = {}
-    _flow(jaxpr, None, False, 0, marks)
-    return {i for i, m in marks.items() if m}
+    inputs: set[int] = set()
+    _flow(jaxpr, None, False, 0, marks, inputs)
+    return {i for i, m in marks.items() if m}, inputs
 
 
 def _flow(j: Any, grad_in: list[bool] | None, backward: bool, i: int,
-          marks: dict[int, bool]) -> tuple[list[bool], int]:
+          marks: dict[int, bool], inputs: set[int] | None = None) -> tuple[list[bool], int]:
     """Mark the equations of `j` (numbered from `i`) that depend on the cotangent, given
     which of its inputs do (None: the top level). (flags of its outputs, next index)"""
     j = _compat.open_jaxpr(j)
@@ -505,6 +612,8 @@ def _flow(j: Any, grad_in: list[bool] | None, backward: bool, i: int,
                 if not _compat.is_literal(v):
                     readers[v].add(_compat.is_backward(eqn))
         grad |= {v for v in j.invars if readers.get(v) == {True}}
+        if grad_in is None and inputs is not None:
+            inputs.update(k for k, v in enumerate(j.invars) if v in grad)
     for eqn in j.eqns:
         me, i = i, i + 1
         bwd = backward or _compat.is_backward(eqn)

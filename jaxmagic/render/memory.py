@@ -12,7 +12,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from ..core.graph import Graph
-from ..core.memory import ARGUMENT, GRADIENT, RECOMPUTED, SAVED, MemoryProfile
+from ..core.memory import (ARGUMENT, GRADIENT, RECOMPUTED, SAVED, UNATTRIBUTED,
+                           MemoryProfile)
 from . import html as H
 from .costs import EMPHASIS, TOP_LEVEL, _chain, _columns, fill, fill_legend_html
 from .sharding import fmt_bytes
@@ -157,6 +158,9 @@ class Memory:
             out.append("saved activation: computed before the backward pass and kept for "
                        "it; recomputed: a forward value jax.checkpoint computes again in the "
                        "backward pass; gradient: depends on the cotangent")
+        if any(b.kind == UNATTRIBUTED for b in p.live):
+            out.append("unattributed: made by no equation of the program (XLA's copy of a "
+                       "constant, a loop's bookkeeping)")
         donatable = p.donatable_bytes()
         if donatable >= 0.1 * p.peak_bytes:
             out.append(f"{fmt_bytes(donatable)} of outputs are live at the peak beside "
