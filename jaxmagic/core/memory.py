@@ -22,7 +22,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import _compat
-from . import hlo
 from .analysis import Analysis
 from .cost import CostRow, _param, estimate, rows, sub_jaxprs, walk
 from .profile import Instructions
@@ -423,7 +422,7 @@ def memory_profile(traced: Traced, graph: Any, analysis: Analysis) -> MemoryProf
         instruction = value.split("{")[0]
         buffers.append(_buffer(value, instruction, size, shape, alloc, start, end, slot,
                                join(instruction), traced, info, recomputed))
-    flow = _Cotangent(hlo.parse(analysis.compiled_text), analysis.instructions, gradient,
+    flow = _Cotangent(analysis.program, analysis.instructions, gradient,
                       leaves, cotangents)
     keys = {}
     for b in buffers:

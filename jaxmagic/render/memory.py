@@ -12,8 +12,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from ..core.graph import Graph
-from ..core.memory import (ARGUMENT, GRADIENT, RECOMPUTED, SAVED, UNATTRIBUTED,
-                           MemoryProfile)
+from ..core.memory import ARGUMENT, GRADIENT, RECOMPUTED, SAVED, UNATTRIBUTED, MemoryProfile
 from . import html as H
 from .costs import EMPHASIS, TOP_LEVEL, _chain, _columns, fill, fill_legend_html
 from .sharding import fmt_bytes
