@@ -400,3 +400,19 @@ def test_the_table_says_what_bytes_per_device_counts():
     said = "bytes/device: the larger of a collective's input and output, as one device " \
         "holds it"
     assert said in cs.text() and said.replace("'", "&#x27;") in cs.side_html()
+
+
+def test_unreduced_types_are_shown_as_make_jaxpr_prints_them():
+    if not hasattr(P(), "unreduced"):
+        pytest.skip("this JAX has no unreduced axes")
+    m = jax.make_mesh((2,), ("X",), axis_types=(AxisType.Explicit,))
+
+    def f(x, y):
+        return jnp.einsum("ij,jk->ik", x, y, out_sharding=P(None, None, unreduced={"X"}))
+    x, y = put(m, (2, 4), P(None, "X")), put(m, (4, 2), P("X", None))
+    with (jax.set_mesh(m) if hasattr(jax, "set_mesh") else jax.sharding.use_mesh(m)):
+        printed = str(jax.make_jaxpr(f)(x, y))
+        labels = {e.label for e in jaxmagic.trace(f, x, y, sharding=True).full.edges}
+    assert "f32[2,2]{U:X}" in printed
+    # JAX's own type stands: the compiler's propagated sharding writes no unreduced axes
+    assert labels == {"f32[2,4@X]", "f32[4@X,2]", "f32[2,2]{U:X}"}
