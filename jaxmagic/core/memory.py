@@ -210,9 +210,15 @@ _MADE_BY = {"dot": ("dot_general",), "convolution": ("conv_general_dilated",)}
 class _Join:
     """The equation (or entry parameter) an instruction's value holds."""
 
-    def __init__(self, hlo: Instructions, readers: dict | None = None):
+    def __init__(self, hlo: Instructions, readers: dict | None = None,
+                 program: dict | None = None):
         self.hlo = hlo
         self.readers = readers or {}     # (what it reads) → [(walk index, primitive)]
+        self.program = program or {}     # hlo.parse of the same text: users
+        self.reads: dict[int, set] = defaultdict(set)     # walk index → what it reads
+        for key, found in self.readers.items():
+            for i, _ in found:
+                self.reads[i] |= key
         self.callees: dict[str, list[str]] = defaultdict(list)
         for comp, caller in hlo.callers.items():
             self.callees[caller].append(comp)
@@ -261,6 +267,17 @@ class _Join:
         made_by = _MADE_BY.get(self.hlo.opcode.get(name, ""))
         if made_by is not None:
             found = [(i, p) for i, p in found if p in made_by]
+        if len(found) > 1 and name in self.program:     # a forward value and its
+            joined = [self(u, depth + 1) for u in self.program[name].users]  # recomputation:
+            roots = {u[1] for u in joined if u is not None and u[0] == "eqn"}
+            fused = roots.union(*(self.hlo.tags.get(u, set())      # the one its users
+                                  for u in self.program[name].users))  # read, else the
+            for users in (roots, fused):                       # one what they fused reads
+                these = [(i, p) for i, p in found
+                         if any(("eqn", i) in self.reads.get(u, ()) for u in users)]
+                if len(these) == 1:
+                    return "eqn", these[0][0]
+            return None
         return ("eqn", found[0][0]) if len(found) == 1 else None
 
 
@@ -397,7 +414,8 @@ def equation_reads(jaxpr: Any) -> dict[frozenset, list[tuple[int, str]]]:
 
 
 _LAYOUT_PRIMITIVES = ("transpose", "reshape", "convert_element_type", "squeeze",
-                      "expand_dims", "broadcast_in_dim", "copy", "copy_p")
+                      "expand_dims", "broadcast_in_dim", "copy", "copy_p",
+                      "name")     # checkpoint_name: no instruction of its own
 
 
 def memory_profile(traced: Traced, graph: Any, analysis: Analysis) -> MemoryProfile:
@@ -409,7 +427,7 @@ def memory_profile(traced: Traced, graph: Any, analysis: Analysis) -> MemoryProf
         raise MemoryUnavailable(f"XLA's dump of {analysis.module or 'the program'} on "
                                 f"{analysis.platform} held no "
                                 + ("buffer assignment" if not values else "live ranges"))
-    join = _Join(analysis.instructions, equation_reads(traced.jaxpr))
+    join = _Join(analysis.instructions, equation_reads(traced.jaxpr), analysis.program)
     info, recomputed, (gradient, cotangents, leaves), after = _equation_info(traced, graph)
     # per equation: True backward, False forward, None after the backward pass
     phase = {i: None if i in after else info[i].backward for i in info}
