@@ -460,3 +460,36 @@ def test_a_scans_counters_and_copies_are_not_gradients_nor_saved_activations():
             ] == ["f32[4,64,64]"]
     assert {b.shape for b in p.buffers if b.kind == M.GRADIENT and
             program[b.instruction].opcode == "parameter"} == {"f32[32,64]", "f32[4,64,64]"}
+
+
+@pytest.mark.parametrize("remat3", REMAT3, ids=lambda v: "remat3" if v else "remat2")
+def test_a_checkpoint_policys_recomputation_holds_no_gradient(remat3):
+    # 0.12 with remat3: a checkpoint with a policy recomputes in a call_hi_primitive whose
+    # saved input comes through the optimization_barrier that also carries the cotangent
+    def g(W, x):
+        return jnp.sin(jnp.dot(W, x))
+
+    def f(W1, W2, W3, x):
+        c = jax.checkpoint(g, policy=jax.checkpoint_policies.nothing_saveable)
+        return c(W3, c(W2, c(W1, x)))
+    args = jnp.ones(7), jnp.ones((5, 4)), jnp.ones((6, 5)), jnp.ones((7, 6)), jnp.ones(4)
+    before = jax.config.values.get("jax_remat3")
+    if remat3:
+        jax.config.update("jax_remat3", True)
+    try:
+        t = traced(lambda ct, *a: jax.vjp(f, *a)[1](ct), *args)
+        a = analyze(t)
+        p = M.memory_profile(t, G.build(t), a)
+    finally:
+        if remat3:
+            jax.config.update("jax_remat3", before)
+    from jaxmagic.core import hlo
+    program = hlo.parse(a.compiled_text)
+    entry = program["args_0_.1"].computation
+    reached = _reads_cotangent(a.compiled_text)
+    judged = [b for b in p.buffers if program[b.instruction].computation == entry
+              and program[b.instruction].opcode not in ("parameter", "tuple")
+              and b.kind not in (M.OUTPUT, M.CONSTANT)]
+    assert judged
+    for b in judged:
+        assert (b.kind == M.GRADIENT) == (b.instruction in reached), b

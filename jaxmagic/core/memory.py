@@ -324,10 +324,13 @@ class _Cotangent:
         ins = self.program.get(name)
         if ins is None:
             return False
+        op = ins.opcode
+        if op in _SAME_DATA and len(ins.operands) == 1:
+            return self(ins.operands[0], index)   # what it holds, whatever its tag (one
+            #                                       output of a many-output equation)
         own = self.hlo.own.get(name)
         if own is not None and own in self.leaves:
             return own in self.gradient
-        op = ins.opcode
         if own in self.gradient and all(self.program[o].opcode == "constant"
                                         for o in ins.operands if o in self.program):
             return True      # built from constants for a loop that carries cotangents
@@ -343,6 +346,8 @@ class _Cotangent:
             return self(ins.operands[0], int(k.group(1)) if k else None)
         if op == "tuple" and index is not None and index < len(ins.operands):
             return self(ins.operands[index])
+        if op in ("opt-barrier", "optimization-barrier") and ins.operands:
+            return self(ins.operands[0], index)     # its tuple, element by element
         if op == "while":
             body = re.search(r"body=%?([\w.\-]+)", ins.attrs)
             root = self.hlo.roots.get(body.group(1)) if body else None
@@ -361,6 +366,8 @@ class _Cotangent:
         return False
 
 
+_SAME_DATA = ("bitcast", "copy", "copy-start", "copy-done", "reshape", "transpose",
+              "bitcast-convert")
 _CALLED = re.compile(r"\b(?:calls|body|condition|to_apply|true_computation|"
                      r"false_computation)=%?([\w.\-]+)")
 _BRANCHES = re.compile(r"\bbranch_computations=\{([^}]*)\}")
