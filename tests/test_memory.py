@@ -493,3 +493,16 @@ def test_a_checkpoint_policys_recomputation_holds_no_gradient(remat3):
     assert judged
     for b in judged:
         assert (b.kind == M.GRADIENT) == (b.instruction in reached), b
+
+
+def test_the_headline_names_the_equation_at_the_peak():
+    W, X = jnp.ones((4, 4)), jnp.ones((4, 2))
+    m = jaxmagic.memory(_two_checkpoints(), 1., W, W, X).memory
+    p = m.profile
+    from jaxmagic.core.cost import walk
+    t = traced(_two_checkpoints(), 1., W, W, X)
+    eqns = {i: e for i, e, *_ in walk(t.jaxpr)}
+    assert p.peak_equation is not None
+    name = _compat.user_primitive_name(eqns[p.peak_equation].primitive.name)
+    assert f"backward pass), in {name} at " in m.headline()
+    assert m.headline() in m.text()

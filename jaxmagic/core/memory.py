@@ -86,6 +86,7 @@ class MemoryProfile:
     buffers: list[Buffer] = field(default_factory=list)   # every value with a live range
     peak_equation: int | None = None   # the equation the peak's instruction computes
     constant_bytes: int = 0    # XLA's constants: in the program, not in the curve
+    peak_what: str = ""        # that equation, `dot_general at layer:12` ('' unknown)
 
     @property
     def peak_bytes(self) -> int:
@@ -471,11 +472,15 @@ def memory_profile(traced: Traced, graph: Any, analysis: Analysis) -> MemoryProf
     constant_bytes = sum({b.slot: b.bytes for b in buffers if b.kind == CONSTANT}.values())
     m = analysis.memory_analysis
     get = lambda key: getattr(m, key, None) if m is not None else None  # noqa: E731
+    at = _equation(join(schedule[peak]))
+    row = info.get(at) if at is not None else None
+    what = (f"{row.primitive} at {row.where}" if row.where else row.primitive) \
+        if row is not None else ""
     return MemoryProfile(curve, schedule, peak, _at(held, peak), bwd,
                          get("argument_size_in_bytes"), get("output_size_in_bytes"),
                          get("temp_size_in_bytes"), get("alias_size_in_bytes"),
-                         analysis.platform, analysis.num_devices, buffers,
-                         _equation(join(schedule[peak])), constant_bytes)
+                         analysis.platform, analysis.num_devices, buffers, at,
+                         constant_bytes, what)
 
 
 def _equation(found: tuple[str, int] | None) -> int | None:

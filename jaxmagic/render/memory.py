@@ -119,8 +119,11 @@ class Memory:
         steps = len(p.schedule)
         phase = "" if p.backward_from is None else (
             " (backward pass)" if p.peak_step >= p.backward_from else " (forward pass)")
+        at = p.schedule[p.peak_step] if p.schedule else ""
+        what = f", in {p.peak_what}" if p.peak_what else \
+            f", in {at} (joined to no equation)" if at else ""
         return (f"peak {fmt_bytes(p.peak_bytes)}{self.per_device()} at step {p.peak_step} of "
-                f"{steps}{phase}, {len(p.live)} buffers live")
+                f"{steps}{phase}{what}, {len(p.live)} buffers live")
 
     def totals(self) -> list[tuple[str, str]]:
         p = self.profile
