@@ -211,11 +211,13 @@ _MADE_BY = {"dot": ("dot_general",), "convolution": ("conv_general_dilated",)}
 class _Join:
     """The equation (or entry parameter) an instruction's value holds."""
 
-    def __init__(self, hlo: Instructions, readers: dict | None = None,
-                 program: dict | None = None):
+    def __init__(self, hlo: Instructions, readers: dict | None = None):
         self.hlo = hlo
         self.readers = readers or {}     # (what it reads) → [(walk index, primitive)]
-        self.program = program or {}     # hlo.parse of the same text: users
+        self.users: dict[str, list[str]] = defaultdict(list)
+        for name, operands in hlo.operands.items():
+            for o in operands:
+                self.users[o].append(name)
         self.reads: dict[int, set] = defaultdict(set)     # walk index → what it reads
         for key, found in self.readers.items():
             for i, _ in found:
@@ -268,11 +270,11 @@ class _Join:
         made_by = _MADE_BY.get(self.hlo.opcode.get(name, ""))
         if made_by is not None:
             found = [(i, p) for i, p in found if p in made_by]
-        if len(found) > 1 and name in self.program:     # a forward value and its
-            joined = [self(u, depth + 1) for u in self.program[name].users]  # recomputation:
+        if len(found) > 1:                              # a forward value and its
+            joined = [self(u, depth + 1) for u in self.users[name]]  # recomputation:
             roots = {u[1] for u in joined if u is not None and u[0] == "eqn"}
             fused = roots.union(*(self.hlo.tags.get(u, set())      # the one its users
-                                  for u in self.program[name].users))  # read, else the
+                                  for u in self.users[name]))      # read, else the
             for users in (roots, fused):                       # one what they fused reads
                 these = [(i, p) for i, p in found
                          if any(("eqn", i) in self.reads.get(u, ()) for u in users)]
@@ -289,17 +291,10 @@ class _Cotangent:
     counters, XLA's copies, an untagged `dot`) is answered by XLA's own data flow: its
     operands, a tuple's element, a loop's carry from its initial value and its body."""
 
-    def __init__(self, program: dict, hlo: Instructions, gradient: set[int],
-                 leaves: set[int], inputs: set[int]):
-        self.program, self.hlo = program, hlo
+    def __init__(self, hlo: Instructions, gradient: set[int], leaves: set[int],
+                 inputs: set[int]):
+        self.hlo = hlo
         self.gradient, self.leaves, self.inputs = gradient, leaves, inputs
-        self.callers: dict[str, list[str]] = defaultdict(list)   # computation → callers
-        for ins in program.values():
-            for c in _CALLED.findall(ins.attrs):
-                self.callers[c].append(ins.name)
-            for group in _BRANCHES.findall(ins.attrs):
-                for c in group.split(","):
-                    self.callers[c.strip().lstrip("%")].append(ins.name)
         self.cache: dict[tuple[str, int | None], bool] = {}
         self.before: dict[tuple[str, int | None], bool] = {}
 
@@ -322,56 +317,52 @@ class _Cotangent:
         return self.cache[key]
 
     def _find(self, name: str, index: int | None) -> bool:
-        ins = self.program.get(name)
-        if ins is None:
+        hlo = self.hlo
+        op = hlo.opcode.get(name)
+        if op is None:
             return False
-        op = ins.opcode
-        if op in _SAME_DATA and len(ins.operands) == 1:
-            return self(ins.operands[0], index)   # what it holds, whatever its tag (one
-            #                                       output of a many-output equation)
-        own = self.hlo.own.get(name)
+        operands = hlo.operands.get(name, [])
+        if op in _SAME_DATA and len(operands) == 1:
+            return self(operands[0], index)   # what it holds, whatever its tag (one
+            #                                   output of a many-output equation)
+        own = hlo.own.get(name)
         if own is not None and own in self.leaves:
             return own in self.gradient
-        if own in self.gradient and all(self.program[o].opcode == "constant"
-                                        for o in ins.operands if o in self.program):
+        if own in self.gradient and all(hlo.opcode.get(o) == "constant" for o in operands):
             return True      # built from constants for a loop that carries cotangents
             #                  (the zeros a backward scan accumulates a gradient in)
         if op == "parameter":
-            callers = self.callers.get(ins.computation, [])
-            if not callers:                               # the entry's: a cotangent input?
-                return self.hlo.parameters.get(name) in self.inputs
-            n = int(ins.operand_text.strip() or 0)
-            return any(self._argument(c, ins.computation, n, index) for c in callers)
-        if op == "get-tuple-element":
-            k = re.search(r"index=(\d+)", ins.attrs)
-            return self(ins.operands[0], int(k.group(1)) if k else None)
-        if op == "tuple" and index is not None and index < len(ins.operands):
-            return self(ins.operands[index])
-        if op in ("opt-barrier", "optimization-barrier") and ins.operands:
-            return self(ins.operands[0], index)     # its tuple, element by element
-        if op == "while":
-            body = re.search(r"body=%?([\w.\-]+)", ins.attrs)
-            root = self.hlo.roots.get(body.group(1)) if body else None
-            return self(ins.operands[0], index) or (root is not None and self(root, index))
-        return any(self(o) for o in ins.operands)
+            comp = hlo.computation.get(name)
+            caller = hlo.callers.get(comp)
+            if caller is None:                             # the entry's: a cotangent input?
+                return hlo.parameters.get(name) in self.inputs
+            return self._argument(caller, hlo.parameters.get(name, 0), index)
+        if op == "get-tuple-element" and operands:
+            return self(operands[0], hlo.index.get(name))
+        if op == "tuple" and index is not None and index < len(operands):
+            return self(operands[index])
+        if op in ("opt-barrier", "optimization-barrier") and operands:
+            return self(operands[0], index)     # its tuple, element by element
+        if op == "while" and operands:
+            root = hlo.roots.get(hlo.bodies.get(name, ""))
+            return self(operands[0], index) or (root is not None and self(root, index))
+        return any(self(o) for o in operands)
 
-    def _argument(self, caller: str, computation: str, n: int, index: int | None) -> bool:
-        """Whether parameter `n` of `computation`, as `caller` calls it, is a cotangent."""
-        ins = self.program[caller]
-        if ins.opcode == "while":
+    def _argument(self, caller: str, n: int, index: int | None) -> bool:
+        """Whether parameter `n` of a computation `caller` calls is a cotangent."""
+        op = self.hlo.opcode.get(caller)
+        operands = self.hlo.operands.get(caller, [])
+        if op == "while":
             return self(caller, index)       # a loop's body and condition see its carry
-        if ins.opcode == "conditional":
-            return any(self(o, index) for o in ins.operands[1:])
-        if n < len(ins.operands):
-            return self(ins.operands[n], index)
+        if op == "conditional":
+            return any(self(o, index) for o in operands[1:])
+        if n < len(operands):
+            return self(operands[n], index)
         return False
 
 
 _SAME_DATA = ("bitcast", "copy", "copy-start", "copy-done", "reshape", "transpose",
               "bitcast-convert")
-_CALLED = re.compile(r"\b(?:calls|body|condition|to_apply|true_computation|"
-                     r"false_computation)=%?([\w.\-]+)")
-_BRANCHES = re.compile(r"\bbranch_computations=\{([^}]*)\}")
 
 
 def equation_reads(jaxpr: Any) -> dict[frozenset, list[tuple[int, str]]]:
@@ -435,7 +426,7 @@ def memory_profile(traced: Traced, graph: Any, analysis: Analysis) -> MemoryProf
         raise MemoryUnavailable(f"XLA's dump of {analysis.module or 'the program'} on "
                                 f"{analysis.platform} held no "
                                 + ("buffer assignment" if not values else "live ranges"))
-    join = _Join(analysis.instructions, equation_reads(traced.jaxpr), analysis.program)
+    join = _Join(analysis.instructions, equation_reads(traced.jaxpr))
     info, recomputed, (gradient, cotangents, leaves), after = _equation_info(traced, graph)
     # per equation: True backward, False forward, None after the backward pass
     phase = {i: None if i in after else info[i].backward for i in info}
@@ -448,8 +439,7 @@ def memory_profile(traced: Traced, graph: Any, analysis: Analysis) -> MemoryProf
         instruction = value.split("{")[0]
         buffers.append(_buffer(value, instruction, size, shape, alloc, start, end, slot,
                                join(instruction), traced, info, recomputed))
-    flow = _Cotangent(analysis.program, analysis.instructions, gradient,
-                      leaves, cotangents)
+    flow = _Cotangent(analysis.instructions, gradient, leaves, cotangents)
     keys = {}
     for b in buffers:
         index = b.value[len(b.instruction):].strip("{}").split(",")[0]
