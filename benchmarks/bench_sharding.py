@@ -62,7 +62,8 @@ def main():
     view = jaxmagic.trace(grad, params, x, sharding=True)
     rows = list(view.collectives)
     joined = sum(1 for c in rows if c.where)
-    print(f"2. collectives: {len(rows)}, joined to a line {joined}/{len(rows)}; "
+    print(f"2. collectives: {view.collectives.count} instructions, their {len(rows)} parts "
+          f"(one per equation a combined one serves) joined to a line {joined}/{len(rows)}; "
           f"{sum(c.bytes for c in rows) / 2 ** 20:.1f} MiB per device per call")
     edges = view.full.edges
     moved = [e for e in edges if e.reshard]

@@ -119,6 +119,35 @@ def is_backward(eqn: Any) -> bool:
     return "transpose(" in name_stack(eqn)
 
 
+REMAT_PRIMITIVES = ("remat", "remat2", "checkpoint")
+
+
+def is_remat(eqn: Any) -> bool:
+    """A `jax.checkpoint` equation: `remat2` (`checkpoint` before), or under `jax_remat3`
+    (0.10+) a `call_hi_primitive` whose `_prim` is a `RematTraced`."""
+    name = eqn.primitive.name
+    if name in REMAT_PRIMITIVES:
+        return True
+    return name == "call_hi_primitive" and \
+        type(eqn.params.get("_prim")).__name__ == "RematTraced"
+
+
+def remat_label(eqn: Any) -> str | None:
+    """"checkpoint" for a `jax_remat3` checkpoint, whose primitive is the generic
+    `call_hi_primitive`; None for any other equation."""
+    if eqn.primitive.name == "call_hi_primitive" and is_remat(eqn):
+        return "checkpoint"
+    return None
+
+
+def is_recomputation(eqn: Any) -> bool:
+    """A forward equation `jax.checkpoint` runs again for the backward pass: JAX names
+    the recomputation `rematted_computation` (with and without `jax_remat3`, where the
+    recomputation is inlined in the backward pass rather than in a `remat2` body;
+    measured on 0.7.2 and 0.10.2)."""
+    return "rematted_computation" in name_stack(eqn)
+
+
 def scan_counts(params: dict) -> tuple[int, int]:
     """(num_consts, num_carry) of a scan equation."""
     if "num_consts" in params:

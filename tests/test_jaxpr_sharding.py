@@ -362,3 +362,57 @@ def test_the_default_depth_opens_the_group_holding_a_collective_first():
     plain = jaxmagic.trace(layers, x, w)
     (box,) = [n for n in plain.graph.nodes.values() if c.equation in n.eqns]
     assert box.kind == "group" and "dot_general" not in box.title, box
+
+
+# ---- every label as true as the totals (issue 26) ------------------------------------------
+
+def test_a_combined_all_reduce_is_one_collective_with_its_operands_listed():
+    m = jax.make_mesh((8,), ("d",), axis_types=(AxisType.Auto,))
+    x = jax.device_put(jnp.ones((64, 16)), NamedSharding(m, P("d")))
+    ws = [jnp.full((16, 16), 0.1) for _ in range(4)]
+
+    def loss(ws, x):
+        for w in ws:
+            x = jnp.tanh(x @ w)
+        return x.sum()
+    cs = jaxmagic.trace(jax.grad(loss), ws, x, sharding=True).collectives
+    # XLA combines the 4 replicated weights' gradient all-reduces into one instruction
+    assert len({c.instruction for c in cs}) == 1 and cs.count == 1
+    # ... whose bytes stay shared out to the 4 equations they come from
+    assert len(cs.rows) == 4 and len({c.equation for c in cs}) == 4
+    assert cs.bytes == 4 * 16 * 16 * 4
+    assert cs.headline().startswith("1 collective on 8 devices, 4 KiB")
+    text = cs.text()
+    assert "all-reduce (4 operands)" in text and "all-reduce ×4" not in text
+    assert f"{cs[0].instruction} combines 4 operands into one collective" in text
+
+
+def test_the_table_says_what_bytes_per_device_counts():
+    m = jax.make_mesh((8,), ("d",), axis_types=(AxisType.Explicit,))
+
+    def f(x):
+        return shard_map(lambda a: jax.lax.psum_scatter(a, "d", tiled=True), mesh=m,
+                         in_specs=P("d"), out_specs=P("d"))(x)
+    cs = jaxmagic.trace(f, put(m, (64, 16), P("d")), sharding=True).collectives
+    (c,) = cs
+    # a reduce-scatter's operand, 8 rows of 16 floats per device, 8× its result
+    assert c.kind == "reduce-scatter" and c.bytes == 8 * 16 * 4
+    said = "bytes/device: the larger of a collective's input and output, as one device " \
+        "holds it"
+    assert said in cs.text() and said.replace("'", "&#x27;") in cs.side_html()
+
+
+def test_unreduced_types_are_shown_as_make_jaxpr_prints_them():
+    if not hasattr(P(), "unreduced"):
+        pytest.skip("this JAX has no unreduced axes")
+    m = jax.make_mesh((2,), ("X",), axis_types=(AxisType.Explicit,))
+
+    def f(x, y):
+        return jnp.einsum("ij,jk->ik", x, y, out_sharding=P(None, None, unreduced={"X"}))
+    x, y = put(m, (2, 4), P(None, "X")), put(m, (4, 2), P("X", None))
+    with (jax.set_mesh(m) if hasattr(jax, "set_mesh") else jax.sharding.use_mesh(m)):
+        printed = str(jax.make_jaxpr(f)(x, y))
+        labels = {e.label for e in jaxmagic.trace(f, x, y, sharding=True).full.edges}
+    assert "f32[2,2]{U:X}" in printed
+    # JAX's own type stands: the compiler's propagated sharding writes no unreduced axes
+    assert labels == {"f32[2,4@X]", "f32[4@X,2]", "f32[2,2]{U:X}"}

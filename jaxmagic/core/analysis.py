@@ -11,6 +11,7 @@ of the same `Lowered`, writes no dump.
 """
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import tempfile
@@ -38,6 +39,12 @@ class Analysis:
     platform: str                # 'cpu', 'gpu', 'tpu'
     num_devices: int             # devices the program runs on (sizes are per device)
     module: str = ""             # the HLO module's name
+
+    @functools.cached_property
+    def program(self) -> dict:
+        """`hlo.parse(compiled_text)`, parsed once for `--sharding` and `--memory`."""
+        from . import hlo
+        return hlo.parse(self.compiled_text)
 
 
 def analyze(traced: Traced) -> Analysis:

@@ -99,7 +99,7 @@ def prepare(traced: Any) -> tuple[Analysis | None, dict, dict, MeshAxes, str | N
 
 def find(analysis: Analysis, traced: Any, graph: Any, mesh: MeshAxes) -> list[Collective]:
     """The collectives of `analysis.compiled_text`, costliest first."""
-    program = hlo.parse(analysis.compiled_text)
+    program = analysis.program
     estimates = estimate(traced.jaxpr)
     places = {r.index: r for r in rows(graph, estimates)}
     prims = {e.index: e.primitive for e in estimates}

@@ -5,7 +5,9 @@ Read from the analysis compile (`analysis.analyze`): XLA's buffer assignment giv
 value's allocation, offset and size; its live ranges give the schedule and one
 [start, end] per value. Live bytes at step t are the values with start ≤ t ≤ end, a slot
 (allocation, offset) counted once however many values share it (a while loop's carried
-values, a fusion writing in place). XLA's own "(peak)" line is not the maximum of its own
+values, a fusion writing in place); XLA's constant allocations are embedded in the
+program, outside its temp + arguments + outputs, so they are a total of their own, not
+part of the curve. XLA's own "(peak)" line is not the maximum of its own
 ranges, and `memory_analysis().peak_memory_in_bytes` on CPU is arguments + outputs, so
 neither is used.
 
@@ -16,19 +18,20 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import _compat
 from .analysis import Analysis
-from .cost import CostRow, estimate, rows, walk
+from .cost import CostRow, _param, estimate, rows, sub_jaxprs, walk
 from .profile import Instructions
 from .trace import Traced
 
 # kinds of buffers live at the peak
-ARGUMENT, OUTPUT, SAVED, RECOMPUTED, TEMPORARY, CONSTANT = (
-    "argument", "output", "saved activation", "recomputed", "temporary", "constant")
-REMAT = ("remat", "remat2", "checkpoint")
+ARGUMENT, OUTPUT, SAVED, RECOMPUTED, GRADIENT, TEMPORARY, CONSTANT, UNATTRIBUTED = (
+    "argument", "output", "saved activation", "recomputed", "gradient", "temporary",
+    "constant", "unattributed")
+_FLOATING = re.compile(r"^(f\d+|bf16|f8\w*|c64|c128)\[")    # what a cotangent can be
 
 _VALUE = re.compile(r"^\s*value: <\d+ ([^\s{>]+)(\{[\d,]*\})?(?: \(phi\))?[^>]*> "
                     r"\(size=(\d+),offset=(\d+)\): (.*)$")
@@ -61,7 +64,8 @@ class Buffer:
     group: str = ""            # the call tree around it, as drawn (`layer ×16 › mlp`)
     primitive: str = ""
     backward: bool = False     # produced by the backward pass
-    recompute: bool = False    # produced by a remat's recomputation in the backward pass
+    recompute: bool = False    # a forward value jax.checkpoint computes again for it
+    gradient: bool = False     # depends on the cotangent: a gradient being computed
 
 
 @dataclass
@@ -81,6 +85,8 @@ class MemoryProfile:
     num_devices: int           # sizes are per device when > 1
     buffers: list[Buffer] = field(default_factory=list)   # every value with a live range
     peak_equation: int | None = None   # the equation the peak's instruction computes
+    constant_bytes: int = 0    # XLA's constants: in the program, not in the curve
+    peak_what: str = ""        # that equation, `dot_general at layer:12` ('' unknown)
 
     @property
     def peak_bytes(self) -> int:
@@ -193,11 +199,29 @@ def live_curve(steps: int, spans: list[tuple[int, int, tuple[int, int], int]]) -
 
 # ---- joining values to equations -----------------------------------------------------------
 
+# Instructions that hold their operand's data as it is (a view, a copy, a tuple of them):
+# their value may be named after the operand, an input included. Any other instruction
+# computes something new, never to be named after what it reads.
+_VIEWS = ("bitcast", "copy", "copy-start", "copy-done", "reshape", "transpose", "tuple",
+          "get-tuple-element", "bitcast-convert", "optimization-barrier")
+# an instruction XLA made without an op_name, and the primitives it may be the work of
+_MADE_BY = {"dot": ("dot_general",), "convolution": ("conv_general_dilated",)}
+
+
 class _Join:
     """The equation (or entry parameter) an instruction's value holds."""
 
-    def __init__(self, hlo: Instructions):
+    def __init__(self, hlo: Instructions, readers: dict | None = None):
         self.hlo = hlo
+        self.readers = readers or {}     # (what it reads) → [(walk index, primitive)]
+        self.users: dict[str, list[str]] = defaultdict(list)
+        for name, operands in hlo.operands.items():
+            for o in operands:
+                self.users[o].append(name)
+        self.reads: dict[int, set] = defaultdict(set)     # walk index → what it reads
+        for key, found in self.readers.items():
+            for i, _ in found:
+                self.reads[i] |= key
         self.callees: dict[str, list[str]] = defaultdict(list)
         for comp, caller in hlo.callers.items():
             self.callees[caller].append(comp)
@@ -221,12 +245,176 @@ class _Join:
             return None
         if name not in hlo.parameters:          # a fusion's root, then the operands
             roots = [hlo.roots[c] for c in self.callees.get(name, ()) if c in hlo.roots]
-            for other in roots + hlo.operands.get(name, []):
+            for other in roots:
                 found = self(other, depth + 1)
                 if found is not None:
                     return found
+            operands = hlo.operands.get(name, [])
+            if hlo.opcode.get(name) in _VIEWS:
+                for other in operands:
+                    found = self(other, depth + 1)
+                    if found is not None:
+                        return found
+            elif operands:                      # computed: by the equation that reads
+                return self._reader(name, operands, depth)   # what it reads, or None
         caller = hlo.callers.get(comp)           # the enclosing while, call or fusion
         return self(caller, depth + 1) if caller else None
+
+    def _reader(self, name: str, operands: list[str], depth: int) -> tuple[str, int] | None:
+        """The one equation that reads what instruction `name` reads (XLA:CPU's `dot`
+        carries no op_name: the `dot_general` of the same two values), else None."""
+        reads = frozenset(f for f in (self(o, depth + 1) for o in operands) if f is not None)
+        if not reads:
+            return None
+        found = self.readers.get(reads, [])
+        made_by = _MADE_BY.get(self.hlo.opcode.get(name, ""))
+        if made_by is not None:
+            found = [(i, p) for i, p in found if p in made_by]
+        if len(found) > 1:                              # a forward value and its
+            joined = [self(u, depth + 1) for u in self.users[name]]  # recomputation:
+            roots = {u[1] for u in joined if u is not None and u[0] == "eqn"}
+            fused = roots.union(*(self.hlo.tags.get(u, set())      # the one its users
+                                  for u in self.users[name]))      # read, else the
+            for users in (roots, fused):                       # one what they fused reads
+                these = [(i, p) for i, p in found
+                         if any(("eqn", i) in self.reads.get(u, ()) for u in users)]
+                if len(these) == 1:
+                    return "eqn", these[0][0]
+            return None
+        return ("eqn", found[0][0]) if len(found) == 1 else None
+
+
+class _Cotangent:
+    """Whether an instruction's value (or one element of a tuple) depends on the
+    cotangent. An instruction tagged with an equation that computes no nested jaxpr has
+    that equation's answer (`cotangent_equations`); any other (a loop's slicing and
+    counters, XLA's copies, an untagged `dot`) is answered by XLA's own data flow: its
+    operands, a tuple's element, a loop's carry from its initial value and its body."""
+
+    def __init__(self, hlo: Instructions, gradient: set[int], leaves: set[int],
+                 inputs: set[int]):
+        self.hlo = hlo
+        self.gradient, self.leaves, self.inputs = gradient, leaves, inputs
+        self.cache: dict[tuple[str, int | None], bool] = {}
+        self.before: dict[tuple[str, int | None], bool] = {}
+
+    def settle(self, keys: list[tuple[str, int | None]]) -> dict:
+        """{key: depends on the cotangent} for `keys`, a loop's carries settled: each round
+        starts a cycle from the previous round's answer until none changes."""
+        for _ in range(6):
+            self.cache = {}
+            found = {k: self(*k) for k in keys}
+            if self.cache == self.before:
+                break
+            self.before = dict(self.cache)
+        return found
+
+    def __call__(self, name: str, index: int | None = None) -> bool:
+        key = (name, index)
+        if key not in self.cache:
+            self.cache[key] = self.before.get(key, False)    # a cycle (a loop's carry)
+            self.cache[key] = self._find(name, index)
+        return self.cache[key]
+
+    def _find(self, name: str, index: int | None) -> bool:
+        hlo = self.hlo
+        op = hlo.opcode.get(name)
+        if op is None:
+            return False
+        operands = hlo.operands.get(name, [])
+        if op in _SAME_DATA and len(operands) == 1:
+            return self(operands[0], index)   # what it holds, whatever its tag (one
+            #                                   output of a many-output equation)
+        own = hlo.own.get(name)
+        if own is not None and own in self.leaves:
+            return own in self.gradient
+        if own in self.gradient and all(hlo.opcode.get(o) == "constant" for o in operands):
+            return True      # built from constants for a loop that carries cotangents
+            #                  (the zeros a backward scan accumulates a gradient in)
+        if op == "parameter":
+            comp = hlo.computation.get(name)
+            caller = hlo.callers.get(comp)
+            if caller is None:                             # the entry's: a cotangent input?
+                return hlo.parameters.get(name) in self.inputs
+            return self._argument(caller, hlo.parameters.get(name, 0), index)
+        if op == "get-tuple-element" and operands:
+            return self(operands[0], hlo.index.get(name))
+        if op == "tuple" and index is not None and index < len(operands):
+            return self(operands[index])
+        if op in ("opt-barrier", "optimization-barrier") and operands:
+            return self(operands[0], index)     # its tuple, element by element
+        if op == "while" and operands:
+            root = hlo.roots.get(hlo.bodies.get(name, ""))
+            return self(operands[0], index) or (root is not None and self(root, index))
+        return any(self(o) for o in operands)
+
+    def _argument(self, caller: str, n: int, index: int | None) -> bool:
+        """Whether parameter `n` of a computation `caller` calls is a cotangent."""
+        op = self.hlo.opcode.get(caller)
+        operands = self.hlo.operands.get(caller, [])
+        if op == "while":
+            return self(caller, index)       # a loop's body and condition see its carry
+        if op == "conditional":
+            return any(self(o, index) for o in operands[1:])
+        if n < len(operands):
+            return self(operands[n], index)
+        return False
+
+
+_SAME_DATA = ("bitcast", "copy", "copy-start", "copy-done", "reshape", "transpose",
+              "bitcast-convert")
+
+
+def equation_reads(jaxpr: Any) -> dict[frozenset, list[tuple[int, str]]]:
+    """{what an equation reads: [(walk index, primitive)]}, where what it reads is the set
+    of ("input", n) and ("eqn", walk index) its operands are, as `_Join` finds them (an
+    equation inside a jit reads the values outside it; inside a loop, the loop), also
+    seen through layout equations (transpose, reshape, convert) that XLA folds away."""
+    out: dict[frozenset, list[tuple[int, str]]] = defaultdict(list)
+    layout: dict[tuple[str, int], tuple] = {}
+    counter = [0]
+
+    def go(j: Any, env: dict) -> dict:
+        j = _compat.open_jaxpr(j)
+        for eqn in j.eqns:
+            i = counter[0]
+            counter[0] += 1
+            reads = [env[v] for v in eqn.invars if not _compat.is_literal(v) and v in env]
+            name = eqn.primitive.name
+            raw = frozenset(reads)
+            seen = frozenset(x for r in reads for x in layout.get(r, (r,)))
+            for key in {raw, seen}:
+                if key:
+                    out[key].append((i, name))
+            mine = {v: ("eqn", i) for v in eqn.outvars}
+            if name in _LAYOUT_PRIMITIVES and len(reads) == 1:
+                layout[("eqn", i)] = layout.get(reads[0], (reads[0],))
+            subs = [(k, pos) for k, pos in sub_jaxprs(eqn)
+                    if not isinstance(_param(eqn, k, pos), tuple)]
+            for k, pos in subs:
+                sub = _compat.open_jaxpr(_param(eqn, k, pos))
+                if name in ("scan", "while", "cond") or len(sub.invars) != len(eqn.invars):
+                    inner = {v: ("eqn", i) for v in sub.invars}     # the loop's own
+                else:
+                    inner = {v: env.get(o, ("eqn", i)) if not _compat.is_literal(o)
+                             else ("eqn", i) for v, o in zip(sub.invars, eqn.invars)}
+                made = go(sub, inner)
+                if name not in ("scan", "while", "cond") and \
+                        len(sub.outvars) == len(eqn.outvars):
+                    for v, o in zip(eqn.outvars, sub.outvars):
+                        if not _compat.is_literal(o) and o in made:
+                            mine[v] = made[o]
+            env.update(mine)
+        return env
+
+    top = _compat.open_jaxpr(jaxpr)
+    go(top, {v: ("input", k) for k, v in enumerate(top.invars)})
+    return out
+
+
+_LAYOUT_PRIMITIVES = ("transpose", "reshape", "convert_element_type", "squeeze",
+                      "expand_dims", "broadcast_in_dim", "copy", "copy_p",
+                      "name")     # checkpoint_name: no instruction of its own
 
 
 def memory_profile(traced: Traced, graph: Any, analysis: Analysis) -> MemoryProfile:
@@ -238,8 +426,8 @@ def memory_profile(traced: Traced, graph: Any, analysis: Analysis) -> MemoryProf
         raise MemoryUnavailable(f"XLA's dump of {analysis.module or 'the program'} on "
                                 f"{analysis.platform} held no "
                                 + ("buffer assignment" if not values else "live ranges"))
-    join = _Join(analysis.instructions)
-    info, recomputed, after = _equation_info(traced, graph)
+    join = _Join(analysis.instructions, equation_reads(traced.jaxpr))
+    info, recomputed, (gradient, cotangents, leaves), after = _equation_info(traced, graph)
     # per equation: True backward, False forward, None after the backward pass
     phase = {i: None if i in after else info[i].backward for i in info}
     buffers = []
@@ -251,20 +439,38 @@ def memory_profile(traced: Traced, graph: Any, analysis: Analysis) -> MemoryProf
         instruction = value.split("{")[0]
         buffers.append(_buffer(value, instruction, size, shape, alloc, start, end, slot,
                                join(instruction), traced, info, recomputed))
+    flow = _Cotangent(analysis.instructions, gradient, leaves, cotangents)
+    keys = {}
+    for b in buffers:
+        index = b.value[len(b.instruction):].strip("{}").split(",")[0]
+        keys[b.value] = (b.instruction, int(index) if index.isdigit() else None)
+    found = flow.settle(list(keys.values()))
+    for b in buffers:
+        # a cotangent is floating (an integer's is float0, no bytes): a loop's counter or
+        # condition in the backward pass is no gradient
+        b.gradient = bool(_FLOATING.match(b.shape)) and found[keys[b.value]]
     steps = len(schedule)
-    curve = live_curve(steps, [(b.start, b.end, b.slot, b.bytes) for b in buffers])
-    peak = max(range(steps), key=curve.__getitem__)
     bwd = backward_boundary([phase.get(analysis.instructions.own.get(name, -1))
                              for name in schedule])
     for b in buffers:
         b.kind = _kind(b, steps, bwd)
+    # XLA's constants live in the program, outside temp + arguments + outputs: a line of
+    # their own, not part of the curve
+    held = [b for b in buffers if b.kind != CONSTANT]
+    curve = live_curve(steps, [(b.start, b.end, b.slot, b.bytes) for b in held])
+    peak = max(range(steps), key=curve.__getitem__)
+    constant_bytes = sum({b.slot: b.bytes for b in buffers if b.kind == CONSTANT}.values())
     m = analysis.memory_analysis
     get = lambda key: getattr(m, key, None) if m is not None else None  # noqa: E731
-    return MemoryProfile(curve, schedule, peak, _at(buffers, peak), bwd,
+    at = _equation(join(schedule[peak]))
+    row = info.get(at) if at is not None else None
+    what = (f"{row.primitive} at {row.where}" if row.where else row.primitive) \
+        if row is not None else ""
+    return MemoryProfile(curve, schedule, peak, _at(held, peak), bwd,
                          get("argument_size_in_bytes"), get("output_size_in_bytes"),
                          get("temp_size_in_bytes"), get("alias_size_in_bytes"),
-                         analysis.platform, analysis.num_devices, buffers,
-                         _equation(join(schedule[peak])))
+                         analysis.platform, analysis.num_devices, buffers, at,
+                         constant_bytes, what)
 
 
 def _equation(found: tuple[str, int] | None) -> int | None:
@@ -330,6 +536,10 @@ def _kind(b: Buffer, steps: int, backward_from: int | None) -> str:
         return CONSTANT
     if alloc == "output" and b.end >= steps - 1:
         return OUTPUT
+    if b.gradient:
+        return GRADIENT       # depends on the cotangent, wherever XLA scheduled it
+    if b.equation is None and not b.input:
+        return UNATTRIBUTED   # no equation made it (a copy of XLA's constant): no claim
     if backward_from is not None and b.start < backward_from <= b.end:
         return SAVED          # made before the backward pass, still held in it
     return RECOMPUTED if b.recompute else TEMPORARY
@@ -347,20 +557,27 @@ def _at(buffers: list[Buffer], step: int) -> list[Buffer]:
 
 
 def _equation_info(traced: Traced, graph: Any):
-    """(each equation's row: line, drawn group, primitive, pass; the equations of a
-    remat's recomputation; those after the backward pass). A nested-jaxpr equation (a
-    scan, a remat) gets its first inner row's group and line, and its own pass."""
+    """(each equation's row: line, drawn group, primitive, pass; the equations that
+    compute a forward value again in the backward pass; those whose result depends on the
+    cotangent; those after the backward pass). A nested-jaxpr equation (a scan, a remat)
+    gets its first inner row's group and line, and its own pass."""
     estimates = estimate(traced.jaxpr)
     out = {r.index: r for r in rows(graph, estimates)}
-    backward, remat, recomputed, after = {}, set(), set(), set()
+    gradient, cotangents = cotangent_flow(traced.jaxpr)
+    backward, remat, recomputed, after, leaves = {}, set(), set(), set(), set()
     for i, eqn, _, parents, sources in walk(traced.jaxpr):
+        if not any(not isinstance(_param(eqn, k, pos), tuple) for k, pos in sub_jaxprs(eqn)):
+            leaves.add(i)
         backward[i] = _compat.is_backward(eqn) or any(backward.get(p) for p in parents)
         if not backward[i] and (after.intersection(parents) or any(
                 backward[j] or j in after for j in sources)):
             after.add(i)       # reads the backward pass's results: an optimizer's update
-        if eqn.primitive.name in REMAT and backward[i]:
+        if _compat.is_remat(eqn) and backward[i]:
             remat.add(i)
-        if remat.intersection(parents):
+        if _compat.remat_label(eqn) and i in out:
+            out[i] = replace(out[i], primitive=_compat.remat_label(eqn))
+        if backward[i] and i not in gradient and (
+                _compat.is_recomputation(eqn) or remat.intersection(parents)):
             recomputed.add(i)
     first_inside: dict[int, CostRow] = {}
     for r in list(out.values()):
@@ -374,4 +591,109 @@ def _equation_info(traced: Traced, graph: Any):
             out[e.index] = CostRow(e.index, e.primitive, 0, 0, None, 0, inner.where,
                                    inner.group, inner.clusters, e.parents, is_op=False,
                                    backward=backward[e.index], series=inner.series)
-    return out, recomputed, after
+    return out, recomputed, (gradient, cotangents, leaves), after
+
+
+# ---- what depends on the cotangent ---------------------------------------------------------
+
+def cotangent_equations(jaxpr: Any) -> set[int]:
+    """The walk indices (`cost.walk`) of the backward-pass equations whose result depends
+    on the cotangent: the gradients being computed, as opposed to forward values computed
+    again (jax.checkpoint's recomputation) or index arithmetic.
+
+    Data flow from the cotangent: an input read by the backward pass alone (a vjp
+    function's `ct`), or a constant a backward equation that is not a recomputation reads
+    (`jax.grad`'s seed `1.0`, an instantiated zero), through every equation, into nested
+    jaxprs (remat, jit, custom rules, cond) and around loop carries (scan, while)."""
+    return cotangent_flow(jaxpr)[0]
+
+
+def cotangent_flow(jaxpr: Any) -> tuple[set[int], set[int]]:
+    """(`cotangent_equations`, the positions of the inputs that are cotangents)."""
+    marks: dict[int, bool] = {}
+    inputs: set[int] = set()
+    _flow(jaxpr, None, False, 0, marks, inputs)
+    return {i for i, m in marks.items() if m}, inputs
+
+
+def _flow(j: Any, grad_in: list[bool] | None, backward: bool, i: int,
+          marks: dict[int, bool], inputs: set[int] | None = None) -> tuple[list[bool], int]:
+    """Mark the equations of `j` (numbered from `i`) that depend on the cotangent, given
+    which of its inputs do (None: the top level). (flags of its outputs, next index)"""
+    j = _compat.open_jaxpr(j)
+    grad: set = set()
+    if grad_in is not None:
+        grad = {v for v, g in zip(j.invars, grad_in) if g}
+    if not backward:                 # a cotangent input: read by the backward pass only
+        readers: dict = defaultdict(set)
+        for eqn in j.eqns:
+            for v in eqn.invars:
+                if not _compat.is_literal(v):
+                    readers[v].add(_compat.is_backward(eqn))
+        grad |= {v for v in j.invars if readers.get(v) == {True}}
+        if grad_in is None and inputs is not None:
+            inputs.update(k for k, v in enumerate(j.invars) if v in grad)
+    for eqn in j.eqns:
+        me, i = i, i + 1
+        bwd = backward or _compat.is_backward(eqn)
+        seed = bwd and not _compat.is_recomputation(eqn)
+        flags = [(seed if _compat.is_literal(v) else v in grad) for v in eqn.invars]
+        subs = [(k, pos) for k, pos in sub_jaxprs(eqn)
+                if not isinstance(_param(eqn, k, pos), tuple)]
+        if subs:
+            outs, i = _flow_nested(eqn, subs, flags, bwd, i, marks)
+        elif eqn.primitive.name == "optimization_barrier":   # each output is its input
+            outs = [bwd and f for f in flags]            # (remat3 holds cts with residuals)
+        else:
+            outs = [bwd and any(flags)] * len(eqn.outvars)
+        marks[me] = bwd and any(outs)
+        grad |= {v for v, g in zip(eqn.outvars, outs) if g and not _compat.is_dropvar(v)}
+    return [not _compat.is_literal(v) and v in grad for v in j.outvars], i
+
+
+def _flow_nested(eqn: Any, subs: list, flags: list[bool], bwd: bool, start: int,
+                 marks: dict[int, bool]) -> tuple[list[bool], int]:
+    """`_flow` through an equation's nested jaxprs: its inputs' flags mapped to each
+    jaxpr's inputs, its outputs' from theirs; a loop's carries until they settle."""
+    prim, p = eqn.primitive.name, eqn.params
+    n_out = len(eqn.outvars)
+    if prim == "while":
+        cn, bn = p["cond_nconsts"], p["body_nconsts"]
+        carry = flags[cn + bn:]
+        for _ in range(4):
+            i = start
+            _, i = _flow(p["cond_jaxpr"], flags[:cn] + carry, bwd, i, marks)
+            body, i = _flow(p["body_jaxpr"], flags[cn:cn + bn] + carry, bwd, i, marks)
+            settled = [a or b for a, b in zip(carry, body)]
+            if settled == carry:
+                break
+            carry = settled
+        return carry, i
+    if prim == "scan":
+        nc, nk = _compat.scan_counts(p)
+        ins = list(flags)
+        for _ in range(4):
+            outs, i = _flow(p["jaxpr"], ins, bwd, start, marks)
+            carry = [a or b for a, b in zip(ins[nc:nc + nk], outs[:nk])]
+            if carry == ins[nc:nc + nk]:
+                break
+            ins[nc:nc + nk] = carry
+        return [a or b for a, b in zip(carry, outs[:nk])] + outs[nk:], i
+    outs = [False] * n_out
+    i = start
+    for key, pos in subs:
+        sub = _param(eqn, key, pos)
+        invars = _compat.open_jaxpr(sub).invars
+        if prim == "cond":
+            mapped = flags[1:]
+        elif len(invars) == len(flags):
+            mapped = flags
+        elif len(invars) < len(flags):
+            mapped = flags[len(flags) - len(invars):]
+        else:
+            mapped = [any(flags)] * len(invars)
+        got, i = _flow(sub, mapped, bwd, i, marks)
+        if len(got) != n_out:
+            got = [any(got) or any(flags)] * n_out
+        outs = [a or b for a, b in zip(outs, got)]
+    return outs, i

@@ -179,6 +179,8 @@ class Instructions:
     roots: dict[str, str] = field(default_factory=dict)         # computation → its ROOT
     callers: dict[str, str] = field(default_factory=dict)       # computation → caller
     parameters: dict[str, int] = field(default_factory=dict)    # parameter → its number
+    index: dict[str, int] = field(default_factory=dict)         # get-tuple-element → index
+    bodies: dict[str, str] = field(default_factory=dict)        # while → its body
     entry: str = ""                # the ENTRY computation
 
 
@@ -237,6 +239,8 @@ def instruction_tags(hlo_text: str) -> Instructions:
 
 
 _PARAMETER = re.compile(r"^parameter\((\d+)\)")
+_INDEX = re.compile(r"\bindex=(\d+)")
+_BODY = re.compile(r"\bbody=%?([\w.\-]+)")
 
 
 def _structure(out: Instructions, name: str, rest: str, op: Any, computation: str,
@@ -258,6 +262,14 @@ def _structure(out: Instructions, name: str, rest: str, op: Any, computation: st
     p = _PARAMETER.match(call)
     if p:
         out.parameters[name] = int(p.group(1))
+    elif op.group(1) == "get-tuple-element":
+        k = _INDEX.search(call)
+        if k:
+            out.index[name] = int(k.group(1))
+    elif op.group(1) == "while":
+        b = _BODY.search(call)
+        if b:
+            out.bodies[name] = b.group(1)
 
 
 # ---- the xplane: self time per executed instruction --------------------------------------

@@ -34,7 +34,14 @@ def value_types(analysis: Any, traced: Any, names: tuple[str, ...],
     `typed_too`."""
     return {v: typed_text(v.aval, spec)
             for v, spec in value_specs(analysis, traced, names, sizes).items()
-            if typed_too or not _has_spec(v.aval)}
+            if typed_too or not _typed(v.aval)}
+
+
+def _typed(aval: Any) -> bool:
+    """The jaxpr's own type says how the value is sharded: a dimension's mesh axes, or
+    reduced, unreduced or varying axes (`f32[2,2]{U:X}`) that the compiler's propagated
+    sharding does not write: JAX's text stands."""
+    return _has_spec(aval) or _compat.typed_aval_str(aval) != aval_str(aval)
 
 
 def value_specs(analysis: Any, traced: Any, names: tuple[str, ...],
@@ -64,7 +71,7 @@ def value_specs(analysis: Any, traced: Any, names: tuple[str, ...],
 def input_types(traced: Any, args: list) -> dict[Any, str]:
     """{input variable: typed text} from the arguments' own NamedShardings."""
     return {v: typed_text(v.aval, spec) for v, spec in input_specs(traced, args).items()
-            if not _has_spec(v.aval)}
+            if not _typed(v.aval)}
 
 
 def input_specs(traced: Any, args: list) -> dict[Any, Spec]:

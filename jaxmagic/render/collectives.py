@@ -6,7 +6,7 @@ marks each node that caused a collective ("all-reduce model · 256 KiB").
 """
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Iterator
 
 from ..core.collectives import Collective
@@ -55,6 +55,12 @@ class Collectives:
     def bytes(self) -> int:
         return sum(c.bytes for c in self.rows)
 
+    @property
+    def count(self) -> int:
+        """Collective instructions: XLA's combined all-reduce of 4 gradients is one, its
+        parts (one row each, for the equations they join) are not."""
+        return len({c.instruction for c in self.rows})
+
     def records(self) -> list[dict]:
         """The rows as dicts (`pandas.DataFrame(view.collectives.records())`)."""
         return [{k: getattr(c, k) for k in FIELDS} for c in self.rows]
@@ -75,8 +81,9 @@ class Collectives:
         argument that is gathered, with where ("all-gather at mlp:5 · 2 MiB")."""
         out = {}
         for node, cs in self._by_node(g).items():
-            line = describe(cs[0], self.input_names) if len(cs) == 1 else \
-                f"{len(cs)} collectives · {fmt_ibytes(sum(c.bytes for c in cs))}"
+            n = len({c.instruction for c in cs})
+            line = describe(cs[0], self.input_names) if n == 1 else \
+                f"{n} collectives · {fmt_ibytes(sum(c.bytes for c in cs))}"
             timed = [c.seconds for c in cs if c.seconds is not None]
             out[node] = (FILL, line + (f" in {fmt_time(sum(timed))}" if timed else ""),
                          False)
@@ -97,16 +104,34 @@ class Collectives:
         if not self.rows:
             return f"no collectives: the compiled program on {self.devices} device" \
                 f"{'s' if self.devices != 1 else ''} sends nothing between devices"
-        inserted = sum(1 for c in self.rows if not c.written)
-        across = sum(1 for c in self.rows if c.processes > 1)
-        return (f"{len(self.rows)} collective{'s' if len(self.rows) != 1 else ''} on "
+        n = self.count
+        inserted = len({c.instruction for c in self.rows if not c.written})
+        across = len({c.instruction for c in self.rows if c.processes > 1})
+        return (f"{n} collective{'s' if n != 1 else ''} on "
                 f"{self.devices} devices, {fmt_ibytes(self.bytes)} per device per call; "
-                f"{inserted} inserted by the partitioner, {len(self.rows) - inserted} "
+                f"{inserted} inserted by the partitioner, {n - inserted} "
                 "written" + (f"; {across} across processes" if across else ""))
+
+    def footnotes(self) -> list[str]:
+        """What the table's numbers count, then the notes."""
+        out = list(self.notes)
+        if self.rows:
+            out.insert(0, "bytes/device: the larger of a collective's input and output, as "
+                       "one device holds it (an all-gather's result, a reduce-scatter's "
+                       "operand: N× its result)")
+        parts = Counter(c.instruction for c in self.rows)
+        combined = sorted(name for name, k in parts.items() if k > 1)
+        if combined:
+            first = f"{combined[0]} combines {parts[combined[0]]} operands"
+            out.insert(1, (first if len(combined) == 1 else f"{len(combined)} instructions "
+                           f"combine several operands ({first})") + " into one collective: "
+                       "counted once, its bytes shared out to the equations they come from")
+        return out
 
     def _table(self, most: int | None = None) -> list[list[str]]:
         """One row per kind of collective at one place: the calls of a repeated series
-        (`block ×16`) and the parts XLA split one collective into are summed, "×16"."""
+        (`block ×16`) and the parts XLA split one collective into are summed; "×16"
+        counts instructions, "4 operands" the parts of combined ones."""
         same: dict[tuple, list[Collective]] = defaultdict(list)
         for c in self.rows:
             same[(c.kind, c.argument, c.axes, c.where, c.series or c.group, c.origin,
@@ -121,7 +146,9 @@ class Collectives:
             size = fmt_ibytes(sum(x.bytes for x in cs)) + \
                 (f" · {fmt_time(sum(seconds))}" if seconds else "")
             across = f" · across {c.processes} processes" if c.processes > 1 else ""
-            out.append([c.kind + arg + (f" ×{len(cs)}" if len(cs) > 1 else "") + across,
+            n = len({x.instruction for x in cs})
+            parts = f" ({len(cs)} operands)" if len(cs) > n else ""
+            out.append([c.kind + arg + (f" ×{n}" if n > 1 else "") + parts + across,
                         ",".join(c.axes) or "—", size,
                         c.where or "—", c.series or c.group or TOP_LEVEL,
                         c.origin + (f" ({c.primitive})" if c.primitive else "")])
@@ -145,7 +172,7 @@ class Collectives:
             widths = [max(len(r[i]) for r in table) for i in range(len(header))]
             lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
                       for r in table]
-        return "\n".join(lines + [f"note: {n}" for n in self.notes])
+        return "\n".join(lines + [f"note: {n}" for n in self.footnotes()])
 
     def side_html(self) -> str:
         """Headline and table, four columns to sit beside a picture: what moves (kind,
@@ -159,7 +186,7 @@ class Collectives:
         table = H.table(rows, ["collective", self._size, "where", "origin"]) if rows \
             else ""
         notes = "".join(f'<div style="color:{H.MUTED};font-size:11px;margin-top:4px">'
-                        f'{H.esc(n)}</div>' for n in self.notes)
+                        f'{H.esc(n)}</div>' for n in self.footnotes())
         return (f'<div style="font-size:12px"><div style="color:{H.INK};margin-bottom:6px">'
                 f'{H.esc(self.headline())}</div>{table}{notes}</div>')
 

@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from ..core.graph import Graph
-from ..core.memory import ARGUMENT, RECOMPUTED, SAVED, MemoryProfile
+from ..core.memory import ARGUMENT, GRADIENT, RECOMPUTED, SAVED, UNATTRIBUTED, MemoryProfile
 from . import html as H
 from .costs import EMPHASIS, TOP_LEVEL, _chain, _columns, fill, fill_legend_html
 from .sharding import fmt_bytes
@@ -26,7 +26,8 @@ _LAST_KEY = re.compile(r"(\.[^.\[\]]+|\[[^\]]*\])$")
 def _parent(path: str) -> str:
     """`model.l1` for `model.l1.kernel`, `params[3]` for `params[3]['w1']`."""
     return _LAST_KEY.sub("", path) or path
-KIND_COLOURS = {SAVED: "#b91c1c", ARGUMENT: "#1d4ed8", RECOMPUTED: "#047857"}
+KIND_COLOURS = {SAVED: "#b91c1c", ARGUMENT: "#1d4ed8", RECOMPUTED: "#047857",
+                GRADIENT: "#7c3aed"}
 
 
 @dataclass
@@ -76,7 +77,7 @@ class Memory:
         acc: dict[tuple, list] = defaultdict(list)
         for b in self.profile.live:
             what = re.sub(r"\[\d+\]", "[i]", b.input) if b.input else \
-                b.primitive or b.instruction
+                b.primitive or f"unattributed ({b.instruction})"
             acc[b.kind, b.shape, what, b.where, b.group].append(b)
         out = [Row(k[0], k[1], len(v), sum(b.bytes for b in v), k[2], k[3], k[4])
                for k, v in acc.items()]
@@ -118,8 +119,11 @@ class Memory:
         steps = len(p.schedule)
         phase = "" if p.backward_from is None else (
             " (backward pass)" if p.peak_step >= p.backward_from else " (forward pass)")
+        at = p.schedule[p.peak_step] if p.schedule else ""
+        what = f", in {p.peak_what}" if p.peak_what else \
+            f", in {at} (joined to no equation)" if at else ""
         return (f"peak {fmt_bytes(p.peak_bytes)}{self.per_device()} at step {p.peak_step} of "
-                f"{steps}{phase}, {len(p.live)} buffers live")
+                f"{steps}{phase}{what}, {len(p.live)} buffers live")
 
     def totals(self) -> list[tuple[str, str]]:
         p = self.profile
@@ -130,6 +134,9 @@ class Memory:
                 ("XLA: temp", fmt_bytes(p.temp_bytes))]
         if p.alias_bytes:
             out.append(("XLA: aliased", fmt_bytes(p.alias_bytes)))
+        if p.constant_bytes:
+            out.append(("XLA: constants (in the program, not in the peak)",
+                        fmt_bytes(p.constant_bytes)))
         if p.xla_total:
             out.append(("XLA: temp + arguments + outputs",
                         f"{fmt_bytes(p.xla_total)} (peak is "
@@ -151,7 +158,11 @@ class Memory:
                        "devices, each holding its shard")
         if p.backward_from is not None:
             out.append("saved activation: computed before the backward pass and kept for "
-                       "it; recomputed: made again in the backward pass by jax.checkpoint")
+                       "it; recomputed: a forward value jax.checkpoint computes again in the "
+                       "backward pass; gradient: depends on the cotangent")
+        if any(b.kind == UNATTRIBUTED for b in p.live):
+            out.append("unattributed: made by no equation of the program (XLA's copy of a "
+                       "constant, a loop's bookkeeping)")
         donatable = p.donatable_bytes()
         if donatable >= 0.1 * p.peak_bytes:
             out.append(f"{fmt_bytes(donatable)} of outputs are live at the peak beside "
