@@ -335,9 +335,10 @@ class _Builder:
         lits = [a for a in eqn.invars if _compat.is_literal(a)]
         title = _compat.user_primitive_name(prim) + (
             " · " + ", ".join(map(_literal, lits)) if lits else "")
-        # a literal's value is no part of the structure: the layers of a Linen model differ
-        # in the salt each folds into its dropout key, and are still one layer ×4
-        shapes = [",".join(aval_str(v.aval) for v in vs) for vs in (lits, eqn.outvars)]
+        # a constant is no part of the structure: the layers of a Linen model differ in
+        # the salt each folds into its dropout key, and are still one layer ×4; a loop's
+        # first iteration adds its loss to the Python float `0.0`, later ones to an array
+        shape = ",".join(aval_str(v.aval) for v in eqn.outvars)
         detail = _params_detail(prim, eqn.params)
         if self.sharding and eqn.outvars:
             # the result's sharding on the node: an edge between groups has no label
@@ -346,7 +347,7 @@ class _Builder:
                       where=where, source=source,
                       collective=prim in COLLECTIVES and prim not in NO_DATA,
                       backward=backward, primitive=prim, eqns=(index,),
-                      signature=f"{prim}:{shapes[0]}:{shapes[1]}")
+                      signature=f"{prim}:{shape}")
         result = self.spec_of(eqn.outvars[0]) if self.sharding and eqn.outvars else None
         for k, a in enumerate(eqn.invars):
             moved = "" if result is None or _compat.is_literal(a) else \
@@ -633,27 +634,41 @@ def _base_label(label: str) -> str:
     return re.sub(r"_\d+$", "", label)
 
 
-_LONGEST_PERIOD = 8
+# Per occurrence of a call, the later occurrences of the same call whose distance is a
+# candidate period: a layer body holds the rarest of its calls at most this many times.
+_OCCURRENCES = 16
 
 
 def _periods(b: _Builder) -> None:
-    """Wrap each repetition of a run of sibling calls repeated in the same order (a Linen
-    `@nn.compact` loop of `Dense`, `BatchNorm`, `relu`, twelve times) in a group of its
-    own, `Dense → BatchNorm → relu`, so the series fold draws it once, ×12."""
+    """Wrap each repetition of a run of sibling items repeated in the same order (a Linen
+    `@nn.compact` loop of `Dense`, `BatchNorm`, `relu`, twelve times; a Haiku transformer
+    layer of forty) in a group of its own, `Dense → BatchNorm → relu`, so the series fold
+    draws it once, ×12.
+
+    Any period and any phase. The fold chosen first is the one that covers the most items
+    (fewer, longer repetitions only where they cover more); the rest of the group, before
+    and after it, is searched the same way. Its phase, where each repetition begins, is
+    where the loop begins: the run reaches back over items that differ from the later
+    ones in their shapes or constants but not in what they call (the first layer of a
+    gradient, whose input needs no derivative; a first iteration that adds its loss to the
+    Python float `0.0`), and a repetition begins there. Such a first (or last) iteration is
+    a group of its own beside the fold, never split across two repetitions."""
     for parent in list(b.order):
         items = b.order[parent]
+        if sum(kind == "c" for kind, _ in items) < 2:
+            continue
         keys = [_item_key(b, kind, i) for kind, i in items]
+        loose = [_loose_key(b, kind, i) for kind, i in items]
+        runs = sorted(_runs(items, keys, loose, 0, len(items)))
+        if not runs:
+            continue
         out, i = [], 0
-        while i < len(items):
-            p, k = _period_at(b, items, keys, i)
-            if k < 2:
-                out.append(items[i])
-                i += 1
-                continue
-            for r in range(k):
-                out.append(("c", _wrap(b, parent, items[i + r * p: i + (r + 1) * p])))
-            i += p * k
-        b.order[parent] = out
+        for start, p, k in runs:
+            out.extend(items[i:start])
+            out.extend(("c", _wrap(b, parent, items[start + r * p: start + (r + 1) * p]))
+                       for r in range(k))
+            i = start + p * k
+        b.order[parent] = out + items[i:]
 
 
 def _item_key(b: _Builder, kind: str, i: int) -> str | None:
@@ -663,26 +678,93 @@ def _item_key(b: _Builder, kind: str, i: int) -> str | None:
     return "n" + (n.signature or n.title) if n.kind == "op" else None
 
 
-def _period_at(b: _Builder, items: list, keys: list, i: int) -> tuple[int, int]:
-    """(period, repeats) of the longest run starting at `i` of ≥ 2 repetitions of a
-    pattern with at least two different items, one of them a call."""
-    best = (1, 1)
-    for p in range(2, min(_LONGEST_PERIOD, (len(keys) - i) // 2) + 1):
-        pattern = keys[i:i + p]
-        if None in pattern or len(set(pattern)) < 2 or \
-                not any(items[j][0] == "c" for j in range(i, i + p)):
-            continue
-        k = 1
-        while keys[i + k * p: i + (k + 1) * p] == pattern:
-            k += 1
-        if k >= 2 and p * k > best[0] * best[1]:
-            best = (p, k)
+def _loose_key(b: _Builder, kind: str, i: int) -> str | None:
+    """An item's kind of step, whatever its shapes and constants: the call's name, the
+    operation's primitive."""
+    if kind == "c":
+        c = b.clusters[i]
+        return f"c{c.kind}:{_base_label(c.label)}:{c.backward}"
+    n = b.nodes[i]
+    return "n" + n.primitive if n.kind == "op" else None
+
+
+def _runs(items: list, keys: list, loose: list, lo: int, hi: int) \
+        -> list[tuple[int, int, int]]:
+    """(start, period, repetitions) of the groups to wrap in items[lo:hi], as `_periods`
+    chooses them: a fold's repetitions, and the loose ones beside it, each apart."""
+    best = _best_run(items, keys, loose, lo, hi)
+    if best is None:
+        return []
+    start, p, k, before, after = best
+    begin, end = start - before * p, start + (k + after) * p
+    loose_runs = [(begin + r * p, p, 1) for r in range(before)] + \
+        [(start + (k + r) * p, p, 1) for r in range(after)]
+    return [*_runs(items, keys, loose, lo, begin), *loose_runs, (start, p, k),
+            *_runs(items, keys, loose, end, hi)]
+
+
+def _best_run(items: list, keys: list, loose: list, lo: int, hi: int) \
+        -> tuple[int, int, int, int, int] | None:
+    """(start, period, repetitions, loose repetitions before, after) of the fold in
+    items[lo:hi] that covers the most items, or None."""
+    where: dict[str, list[int]] = defaultdict(list)
+    for j in range(lo, hi):
+        if items[j][0] == "c" and keys[j] is not None:
+            where[keys[j]].append(j)
+    periods: set[int] = set()
+    for at in where.values():
+        for a, x in enumerate(at):
+            for y in at[a + 1: a + 1 + _OCCURRENCES]:
+                if y - x > (hi - lo) // 2:
+                    break
+                periods.add(y - x)
+    best, score = None, (0, 0)
+    for p in sorted(periods):
+        # each stretch where keys[j] == keys[j + p] is repeated with period p, from its
+        # first j to its last j + p
+        j = lo
+        while j + p < hi:
+            if keys[j] is None or keys[j] != keys[j + p]:
+                j += 1
+                continue
+            s = j
+            while j + p < hi and keys[j] is not None and keys[j] == keys[j + p]:
+                j += 1
+            if (j - s + p) // p < 2:
+                continue
+            pattern = keys[s:s + p]
+            if len(set(pattern)) < 2 or not any(items[x][0] == "c" for x in range(s, s + p)):
+                continue
+            run = _phase(loose, lo, hi, s, j + p, p)
+            # the most items in groups, then the shorter pattern
+            if (sum(run[2:]) * p, -p) > score:
+                best, score = run, (sum(run[2:]) * p, -p)
     return best
+
+
+def _phase(loose: list, lo: int, hi: int, s: int, e: int, p: int) \
+        -> tuple[int, int, int, int, int]:
+    """The fold of items[s:e], which repeat with period `p`: (start, p, repetitions,
+    loose repetitions before, after), its repetitions beginning where the loose run
+    (items alike in what they call) begins, if that leaves two."""
+    back, fwd = s, e
+    while back > lo and loose[back - 1] is not None and loose[back - 1] == loose[back - 1 + p]:
+        back -= 1
+    while fwd < hi and loose[fwd] is not None and loose[fwd] == loose[fwd - p]:
+        fwd += 1
+    start = s + (back - s) % p
+    if (e - start) // p < 2:
+        start = s
+    k = (e - start) // p
+    return start, p, k, (start - back) // p, (fwd - start - k * p) // p
 
 
 def _wrap(b: _Builder, parent: int | None, members: list[tuple[str, int]]) -> int:
     calls = [b.clusters[i] for kind, i in members if kind == "c"]
-    label = " → ".join(_base_label(c.label).split(": ")[-1] for c in calls)
+    names = [_base_label(c.label).split(": ")[-1] for c in calls]
+    label = " → ".join(names)
+    if len(names) > 4 and len(label) > 48:      # a transformer layer's ten calls
+        label = " → ".join([*names[:2], "…", names[-1]])
     level = calls[0].level
     c = b.cluster("scope", label, parent, level, backward=all(x.backward for x in calls),
                   label=label)
@@ -693,9 +775,11 @@ def _wrap(b: _Builder, parent: int | None, members: list[tuple[str, int]]) -> in
             b.clusters[i].parent = c
         else:
             b.nodes[i].cluster = c
-    for x in b.clusters.values():               # one level deeper: what the wrap holds
-        if x.id != c and _within(b, x.id, c):
-            x.level += 1
+    below = [i for kind, i in members if kind == "c"]
+    while below:                                # one level deeper: what the wrap holds
+        i = below.pop()
+        b.clusters[i].level += 1
+        below.extend(j for kind, j in b.order.get(i, ()) if kind == "c")
     return c
 
 
