@@ -1,4 +1,5 @@
-"""Issue 25: repeats fold whatever their period and phase."""
+"""Issue 25, parts 3, 6 and 7: repeats fold whatever their period and phase; the ends of a
+step are drawn as one record, without the constants it returns; labels stay unique."""
 import pytest
 
 from jaxmagic.core import graph as G
@@ -171,3 +172,121 @@ tower_vars = Tower().init(jax.random.key(0), jnp.zeros((2, 4), int))
     assert _folded(view) == ["Dense → relu ×3"], _folded(view)
 
 
+
+GAN = """
+import equinox as eqx, optax
+import jax.random as jr
+
+class Generator(eqx.Module):
+    layers: list
+
+    def __init__(self, key):
+        k1, k2 = jr.split(key)
+        self.layers = [eqx.nn.ConvTranspose2d(8, 8, 4, stride=2, padding=1, key=k1),
+                       eqx.nn.BatchNorm(8, axis_name="batch", mode="ema"), jax.nn.relu,
+                       eqx.nn.ConvTranspose2d(8, 1, 4, stride=2, padding=1, key=k2),
+                       jax.nn.tanh]
+
+    def __call__(self, x, state):
+        for layer in self.layers:
+            if isinstance(layer, eqx.nn.BatchNorm):
+                x, state = layer(x, state)
+            else:
+                x = layer(x)
+        return x, state
+
+class Discriminator(eqx.Module):
+    layers: list
+
+    def __init__(self, key):
+        k1, k2 = jr.split(key)
+        self.layers = [eqx.nn.Conv2d(1, 8, 4, stride=2, padding=1, key=k1),
+                       eqx.nn.BatchNorm(8, axis_name="batch", mode="ema"), jax.nn.leaky_relu,
+                       eqx.nn.Conv2d(8, 1, 4, stride=4, padding=0, key=k2)]
+
+    def __call__(self, x, state):
+        for layer in self.layers:
+            if isinstance(layer, eqx.nn.BatchNorm):
+                x, state = layer(x, state)
+            else:
+                x = layer(x)
+        return x.reshape(-1), state
+
+batch_size, latent = 4, 8
+generator, generator_state = eqx.nn.make_with_state(Generator)(jr.key(0))
+discriminator, discriminator_state = eqx.nn.make_with_state(Discriminator)(jr.key(1))
+discriminator_optimizer = optax.adam(2e-4, b1=0.5)
+discriminator_opt_state = discriminator_optimizer.init(eqx.filter(discriminator, eqx.is_array))
+real_batch = jnp.ones((batch_size, 1, 8, 8))
+
+@eqx.filter_value_and_grad(has_aux=True)
+def compute_grads_discriminator(discriminator, generator, fake_labels, real_batch, real_labels,
+                                discriminator_state, generator_state, key):
+    key, subkey = jr.split(key)
+    noise = jr.normal(subkey, (batch_size, latent, 2, 2))
+    fake_batch, generator_state = jax.vmap(generator, axis_name="batch", in_axes=(0, None),
+                                           out_axes=(0, None))(noise, generator_state)
+    pred_y, discriminator_state = jax.vmap(discriminator, axis_name="batch", in_axes=(0, None),
+                                           out_axes=(0, None))(fake_batch, discriminator_state)
+    loss1 = optax.sigmoid_binary_cross_entropy(pred_y, fake_labels).mean()
+    pred_y, discriminator_state = jax.vmap(discriminator, axis_name="batch", in_axes=(0, None),
+                                           out_axes=(0, None))(real_batch, discriminator_state)
+    loss2 = optax.sigmoid_binary_cross_entropy(pred_y, real_labels).mean()
+    return (loss1 + loss2) / 2, (discriminator_state, generator_state, key)
+
+@eqx.filter_jit
+def step_discriminator(discriminator, generator, real_batch, discriminator_optimizer,
+                       discriminator_opt_state, generator_state, discriminator_state, key):
+    fake_labels = jnp.zeros(batch_size)
+    real_labels = jnp.ones(batch_size)
+    (loss, (discriminator_state, generator_state, key)), grads = compute_grads_discriminator(
+        discriminator, generator, fake_labels, real_batch, real_labels,
+        discriminator_state, generator_state, key)
+    updates, opt_state = discriminator_optimizer.update(grads, discriminator_opt_state,
+                                                        discriminator)
+    discriminator = eqx.apply_updates(discriminator, updates)
+    return loss, discriminator, discriminator_state, generator_state, opt_state, key
+"""
+
+STEP = ("step_discriminator(discriminator, generator, real_batch, discriminator_optimizer, "
+        "discriminator_opt_state, generator_state, discriminator_state, jr.key(2))")
+
+
+def test_a_gan_steps_seven_arguments_are_one_record_at_every_level(ip):
+    """Equinox's GAN discriminator step: seven arguments (the optimizer held static) were
+    seven boxes side by side wherever the drawing had no groups (`--depth 0`, the view by
+    passes it fell back to); one record, a line each, at every level."""
+    pytest.importorskip("equinox")
+    assert ip.run_cell(GAN).success
+    names = ("discriminator", "generator", "real_batch", "discriminator_opt_state",
+             "generator_state", "discriminator_state", "jr.key(2)")
+    for depth in ("", "--depth 0 ", "--depth all "):
+        view = ip.run_line_magic("jaxpr", f"-o {depth}{STEP}")
+        inputs = [n for n in view.graph.nodes.values() if n.kind == "input"]
+        assert [n.title for n in inputs] == ["arguments"], (depth, [n.title for n in inputs])
+        assert [row.split(" ")[0] for row in inputs[0].detail] == list(names), \
+            inputs[0].detail
+
+
+def test_returned_constants_are_not_drawn_and_the_note_says_so(ip):
+    """BatchNorm's first-call flag, set to False in the returned state, and a Python
+    False in a returned dict: each was a `False` box of its own with an edge to the
+    results. Not drawn; the note names them."""
+    pytest.importorskip("equinox")
+    assert ip.run_cell(GAN).success
+    view = ip.run_line_magic("jaxpr", f"-o {STEP}")
+    assert not [n for n in view.graph.nodes.values() if n.kind == "const"]
+    note = [n for n in view.notes if "not drawn" in n]
+    assert note == ["2 results are constants, not drawn: out[2][0] = False, "
+                    "out[3][0] = False"], view.notes
+    outs = [n for n in view.full.nodes.values() if n.kind == "output"]
+    assert outs and not any(n.title in ("out[2][0]", "out[3][0]") for n in outs)
+
+    ip.run_cell("""
+@jax.jit
+def update(params, x):
+    return {"params": jax.tree.map(lambda p: p - 0.1 * x.mean(), params), "first": False}
+""")
+    view = ip.run_line_magic("jaxpr", "-o update({'w': jnp.ones(3)}, jnp.ones(3))")
+    assert [n.title for n in view.graph.nodes.values() if n.kind == "const"] == []
+    assert "1 result is a constant, not drawn: out['first'] = False" in view.notes, view.notes

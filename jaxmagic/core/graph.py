@@ -523,12 +523,15 @@ def build(traced: Traced, sharding: bool = False, types: dict | None = None,
         _as_pmap(b, traced.func_name)
     _signatures(b)
     _periods(b)
+    constants = []
     for v, name in zip(top.outvars, traced.out_names):
-        out = b.node("output", name, None, detail=(b.type_text(v.aval) if
-                                                   _compat.is_literal(v) else b.label_of(v),))
         if _compat.is_literal(v):
-            b.edge(b.node("const", _literal(v), None), out, b.type_text(v.aval))
-        elif env.get(v) is not None and not _compat.is_literal(env[v]):
+            # a result the program never computes (BatchNorm's first-call flag, set to
+            # False, in a returned state): a box of its own each, said in a note instead
+            constants.append(f"{name} = {_literal(v)}")
+            continue
+        out = b.node("output", name, None, detail=(b.label_of(v),))
+        if env.get(v) is not None and not _compat.is_literal(env[v]):
             b.edge(env[v], out, b.label_of(v))
     counts = Counter()
     for n in b.nodes.values():
@@ -542,7 +545,15 @@ def build(traced: Traced, sharding: bool = False, types: dict | None = None,
     _name_calls(b)
     _root_level(b)
     _signatures(b)
-    return Graph(b.nodes, b.edges, b.clusters, b.num_equations, series=_series(b))
+    notes = [_constants_note(constants)] if constants else []
+    return Graph(b.nodes, b.edges, b.clusters, b.num_equations, notes, series=_series(b))
+
+
+def _constants_note(constants: list[str], most: int = 3) -> str:
+    shown = ", ".join(constants[:most]) + (f", and {len(constants) - most} more"
+                                           if len(constants) > most else "")
+    return (f"{len(constants)} result{'s' if len(constants) > 1 else ''} "
+            f"{'are constants' if len(constants) > 1 else 'is a constant'}, not drawn: {shown}")
 
 
 def _name_calls(b: _Builder) -> None:
@@ -1303,11 +1314,12 @@ def ends(g: Graph, kind: str) -> list[Node]:
     return [n for n in g.nodes.values() if n.kind == kind and n.cluster not in g.clusters]
 
 
-def pack(g: Graph, kinds: Iterable[str]) -> Graph:
+def pack(g: Graph, kinds: Iterable[str], rows_most: int = 8) -> Graph:
     """The arguments (results) of `kinds` as one box, a line each: spread out as separate
     records, a train step's five state arguments decide the picture's width (dot routes
     each one's edges around every group on their way), so they get stubs at their uses
-    instead (see `stubs`)."""
+    instead (see `stubs`). Where all their leaves take at most `rows_most` lines, the box
+    lists them too."""
     packed = {n.id: n.kind for kind in kinds for n in ends(g, kind)}
     if not packed:
         return g
@@ -1315,6 +1327,10 @@ def pack(g: Graph, kinds: Iterable[str]) -> Graph:
     def make(kind: str, members: list[Node]) -> Node:
         rows = [m.title if m.primitive == "record" else " ".join((m.title, *m.detail[:1]))
                 for m in members]
+        if sum(1 + len(m.detail) * (m.primitive == "record") for m in members) <= rows_most:
+            # few leaves in all (three small arguments): each record's leaves under it
+            rows = [line for m, row in zip(members, rows) for line in
+                    (row, *(("  " + d for d in m.detail) if m.primitive == "record" else ()))]
         return Node(0, kind, "arguments" if kind == "input" else "results",
                     detail=tuple(rows), primitive="record")
 
