@@ -1,5 +1,7 @@
 """Issue 25, parts 3, 6 and 7: repeats fold whatever their period and phase; the ends of a
 step are drawn as one record, without the constants it returns; labels stay unique."""
+from collections import defaultdict
+
 import pytest
 
 from jaxmagic.core import graph as G
@@ -290,3 +292,79 @@ def update(params, x):
     view = ip.run_line_magic("jaxpr", "-o update({'w': jnp.ones(3)}, jnp.ones(3))")
     assert [n.title for n in view.graph.nodes.values() if n.kind == "const"] == []
     assert "1 result is a constant, not drawn: out['first'] = False" in view.notes, view.notes
+
+
+NNX_BLOCKS = """
+from flax import nnx
+
+class Block(nnx.Module):
+    def __init__(self, d, rngs):
+        self.attn = nnx.Linear(d, d, rngs=rngs)
+        self.drop = nnx.Dropout(0.1, rngs=rngs)
+        self.mlp = nnx.Sequential(nnx.Linear(d, 2 * d, rngs=rngs),
+                                  nnx.Dropout(0.1, rngs=rngs), nnx.Linear(2 * d, d, rngs=rngs))
+
+    def __call__(self, x):
+        x = x + self.drop(self.attn(x))
+        return x + self.mlp(x)
+
+class Scale(nnx.Module):
+    def __init__(self, s):
+        self.s = s
+
+    def __call__(self, x):
+        return x * self.s
+
+class Twice(nnx.Module):
+    def __init__(self):
+        self.first = nnx.Sequential(Scale(2.0), Scale(3.0))
+        self.second = nnx.Sequential(Scale(4.0))
+
+    def __call__(self, x):
+        return self.second(self.first(x))
+
+stack = nnx.Sequential(*[Block(8, nnx.Rngs(i)) for i in range(3)])
+one = Block(8, nnx.Rngs(0))
+x8 = jnp.ones((2, 8))
+"""
+
+
+def _tree(g, cluster):
+    """(title, [children…]) of a cluster, its children in walk order."""
+    kids = sorted((c for c in g.clusters.values() if c.parent == cluster), key=lambda c: c.id)
+    return [(c.title, _tree(g, c.id)) for c in kids]
+
+
+def _duplicates(g):
+    titles = defaultdict(list)
+    for c in g.clusters.values():
+        titles[c.parent].append(c.title)
+    return {p: t for p, t in titles.items() if len(set(t)) < len(t)}
+
+
+def test_a_block_stacked_in_a_sequential_keeps_its_own_sequential(ip):
+    """Blocks stacked in an `nnx.Sequential`, each holding its own `nnx.Sequential`: the
+    inner one was dissolved with the outer (which calls the user's blocks back), and its
+    `Linear #0`, `Dropout #0` stood beside the block's own `Linear #0`, `Dropout #0`. The
+    block is drawn as when it is called alone."""
+    pytest.importorskip("flax")
+    assert ip.run_cell(NNX_BLOCKS).success
+    alone = G.fold(ip.run_line_magic("jaxpr", "-o one(x8)").full)
+    (root,) = [i for i, c in alone.clusters.items() if c.parent is None]
+    stacked = G.fold(ip.run_line_magic("jaxpr", "-o stack(x8)").full)
+    (block,) = [i for i, c in stacked.clusters.items() if c.parent is None]
+    assert stacked.clusters[block].title == "Block ×3"
+    assert _tree(stacked, block) == _tree(alone, root), _tree(stacked, block)
+    assert [t for t, _ in _tree(stacked, block)] == ["Linear", "Dropout", "Sequential"]
+    assert not _duplicates(stacked), _duplicates(stacked)
+
+
+def test_calls_from_two_dissolved_library_calls_are_numbered_apart(ip):
+    """Two `nnx.Sequential`s of the user's own layers in one module: each calls the user's
+    code back, so each is drawn as its layers, and both had a `Scale #0`."""
+    pytest.importorskip("flax")
+    assert ip.run_cell(NNX_BLOCKS).success
+    g = ip.run_line_magic("jaxpr", "-o Twice()(x8)").full
+    assert not _duplicates(g), _duplicates(g)
+    (root,) = [i for i, c in g.clusters.items() if c.parent is None]
+    assert [t for t, _ in _tree(g, root)] == ["Scale #0", "Scale #1", "Scale #2"]

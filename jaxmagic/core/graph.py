@@ -199,6 +199,15 @@ def _beside_a_call(names: tuple[str, ...], i: int) -> bool:
         0 <= j < len(names) and calltree.parse(names[j]) for j in (i - 1, i + 1))
 
 
+def _within_its_like(names: tuple[str, ...], i: int) -> bool:
+    """names[i] is a call inside another call of its kind: an `nnx.Sequential` in a block
+    of an `nnx.Sequential`. The outer one called the user's blocks back and is drawn as
+    them; the inner one, which calls library layers, stays a group, as where the block
+    is called alone (`wrappers` names kinds of calls, not calls)."""
+    label = calltree.parse(names[i])[0]
+    return any((calltree.parse(n) or ("",))[0] == label for n in names[:i])
+
+
 def _unrepeated(names: tuple[str, ...]) -> tuple[str, ...]:
     """A backward equation's scopes without the repeats a transpose adds: of the scope
     around it (inside a jit), or of the whole stack down to it (`f/g/transpose(f)/g/…`)."""
@@ -292,7 +301,8 @@ class _Builder:
             if key not in scopes:
                 parent = scopes[(names[: k - 1], backward)]
                 call = calltree.parse(names[k - 1])
-                if call and (k == 1 and call[0] == alias or call[0] in self.wrappers) or \
+                if call and (k == 1 and call[0] == alias or call[0] in self.wrappers
+                             and not _within_its_like(names, k - 1)) or \
                         not call and _beside_a_call(names, k - 1):
                     scopes[key] = parent
                     continue
@@ -557,12 +567,22 @@ def _constants_note(constants: list[str], most: int = 3) -> str:
 
 
 def _name_calls(b: _Builder) -> None:
-    """`layer #3` where a parent calls `layer` more than once, else `layer`."""
-    calls = Counter((c.parent, c.label, c.backward) for c in b.clusters.values()
-                    if c.kind == "scope")
+    """`layer #3` where a parent calls `layer` more than once, else `layer`. The number
+    is the call's own (the k-th call of `layer` in its caller) unless two siblings share
+    it, having come from different callers drawn as no group of their own (a library
+    call drawn as what it calls): then they are numbered in the order they run."""
+    siblings: dict[tuple, list[Cluster]] = defaultdict(list)
+    for c in sorted(b.clusters.values(), key=lambda c: c.id):     # in walk order
+        if c.kind == "scope":
+            siblings[c.parent, c.label, c.backward].append(c)
+    for same in siblings.values():
+        if len(same) == 1:
+            same[0].title = same[0].label
+        elif len({c.title for c in same}) < len(same) and \
+                all(calltree.parse(c.title) for c in same):     # calls, not repeats
+            for k, c in enumerate(same):
+                c.title = calltree.scope_name(c.label, k)
     for c in b.clusters.values():
-        if c.kind == "scope" and calls[c.parent, c.label, c.backward] == 1:
-            c.title = c.label
         if c.backward:
             c.title += " · backward"
 
