@@ -173,6 +173,22 @@ tower_vars = Tower().init(jax.random.key(0), jnp.zeros((2, 4), int))
     view = ip.run_line_magic("jaxpr", "-o Tower().apply(tower_vars, jnp.zeros((2, 4), int))")
     assert _folded(view) == ["Dense → relu ×3"], _folded(view)
 
+    # a relu before the loop, on other shapes, is another step than the loop's relu (another
+    # line), not a first iteration that differs: no `relu → Dense ×2`
+    ip.run_cell("""
+class Tower2(nn.Module):
+    @nn.compact
+    def __call__(self, ids):
+        x = nn.relu(nn.Embed(16, 8)(ids))
+        for _ in range(3):
+            x = nn.relu(nn.Dense(16)(x))
+        return x
+
+tower2_vars = Tower2().init(jax.random.key(0), jnp.zeros((2, 4), int))
+""")
+    view = ip.run_line_magic("jaxpr", "-o Tower2().apply(tower2_vars, jnp.zeros((2, 4), int))")
+    assert _folded(view) == ["Dense → relu ×3"], _folded(view)
+
 
 
 GAN = """

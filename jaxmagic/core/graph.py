@@ -236,6 +236,7 @@ class _Builder:
         self.num_equations = 0
         # what each cluster (None: the top) holds, in walk order: ("n", node) / ("c", cluster)
         self.order: dict[int | None, list[tuple[str, int]]] = defaultdict(list)
+        self.first_eqn: dict[int, Any] = {}    # a scope's first equation: where it is called
 
     def label_of(self, atom: Any) -> str:
         found = None if _compat.is_literal(atom) else self.types.get(atom)
@@ -289,6 +290,8 @@ class _Builder:
             if backward:
                 names = _unrepeated(names)
             parent = self._scope_cluster(scopes, names, backward, level, alias)
+            if parent is not None:
+                self.first_eqn.setdefault(parent, eqn)
             self.equation(eqn, env, parent, self._level_of(parent, level), backward)
 
     def _level_of(self, cluster: int | None, default: int) -> int:
@@ -680,16 +683,18 @@ def _periods(b: _Builder) -> None:
     (fewer, longer repetitions only where they cover more); the rest of the group, before
     and after it, is searched the same way. Its phase, where each repetition begins, is
     where the loop begins: the run reaches back over items that differ from the later
-    ones in their shapes or constants but not in what they call (the first layer of a
-    gradient, whose input needs no derivative; a first iteration that adds its loss to the
-    Python float `0.0`), and a repetition begins there. Such a first (or last) iteration is
-    a group of its own beside the fold, never split across two repetitions."""
+    ones in their shapes or constants but not in what they call nor the line that calls
+    it (the first layer of a gradient, whose input needs no derivative; a first iteration
+    that adds its loss to the Python float `0.0`), and a repetition begins there. Such a
+    first (or last) iteration is a group of its own beside the fold, never split across
+    two repetitions; a step before the loop on another line (a `relu` after an
+    embedding) is no iteration and does not move the phase."""
     for parent in list(b.order):
         items = b.order[parent]
         if sum(kind == "c" for kind, _ in items) < 2:
             continue
         keys = [_item_key(b, kind, i) for kind, i in items]
-        loose = [_loose_key(b, kind, i) for kind, i in items]
+        loose = _Lazy(lambda j: _loose_key(b, *items[j]))     # only where a run ends
         runs = sorted(_runs(items, keys, loose, 0, len(items)))
         if not runs:
             continue
@@ -702,6 +707,18 @@ def _periods(b: _Builder) -> None:
         b.order[parent] = out + items[i:]
 
 
+class _Lazy(dict):
+    """`f(j)` at `[j]`, computed once."""
+
+    def __init__(self, f: Callable[[int], Any]) -> None:
+        super().__init__()
+        self.f = f
+
+    def __missing__(self, j: int) -> Any:
+        self[j] = value = self.f(j)
+        return value
+
+
 def _item_key(b: _Builder, kind: str, i: int) -> str | None:
     if kind == "c":
         return "c" + b.clusters[i].signature
@@ -711,15 +728,38 @@ def _item_key(b: _Builder, kind: str, i: int) -> str | None:
 
 def _loose_key(b: _Builder, kind: str, i: int) -> str | None:
     """An item's kind of step, whatever its shapes and constants: the call's name, the
-    operation's primitive."""
+    operation's primitive, and the line that makes it (the same line of a loop in every
+    iteration; a `relu` before the loop is another step than the loop's `relu`)."""
     if kind == "c":
         c = b.clusters[i]
-        return f"c{c.kind}:{_base_label(c.label)}:{c.backward}"
+        return f"c{c.kind}:{_base_label(c.label)}:{c.backward}:{_call_site(b, c)}"
     n = b.nodes[i]
-    return "n" + n.primitive if n.kind == "op" else None
+    return f"n{n.primitive}:{n.where}" if n.kind == "op" else None
 
 
-def _runs(items: list, keys: list, loose: list, lo: int, hi: int) \
+def _call_site(b: _Builder, c: Cluster) -> str:
+    """The user's line that makes call `c`: outside the function called, where it is the
+    user's own (its equations stand at its own lines, whoever calls it)."""
+    if c.kind != "scope":
+        return c.where
+    below = [c.id]
+    while below:        # the first equation in walk order, in `c` or a call inside it
+        x = below.pop(0)
+        if x in b.first_eqn:
+            break
+        below = [j for kind, j in b.order.get(x, ()) if kind == "c"] + below
+    else:
+        return ""
+    skip = calltree.library_dirs()
+    frames = [f for f in _compat.source_frames(b.first_eqn[x]) if not f[0].startswith(skip)]
+    label = _base_label(c.label)
+    inside = [k for k, f in enumerate(frames) if label in f[2].split(".")]
+    f = frames[inside[0] + 1] if inside and inside[0] + 1 < len(frames) else \
+        frames[0] if frames else None
+    return f"{f[0]}:{f[1]}" if f else ""
+
+
+def _runs(items: list, keys: list, loose: _Lazy, lo: int, hi: int) \
         -> list[tuple[int, int, int]]:
     """(start, period, repetitions) of the groups to wrap in items[lo:hi], as `_periods`
     chooses them: a fold's repetitions, and the loose ones beside it, each apart."""
@@ -734,7 +774,7 @@ def _runs(items: list, keys: list, loose: list, lo: int, hi: int) \
             *_runs(items, keys, loose, end, hi)]
 
 
-def _best_run(items: list, keys: list, loose: list, lo: int, hi: int) \
+def _best_run(items: list, keys: list, loose: _Lazy, lo: int, hi: int) \
         -> tuple[int, int, int, int, int] | None:
     """(start, period, repetitions, loose repetitions before, after) of the fold in
     items[lo:hi] that covers the most items, or None."""
@@ -773,7 +813,7 @@ def _best_run(items: list, keys: list, loose: list, lo: int, hi: int) \
     return best
 
 
-def _phase(loose: list, lo: int, hi: int, s: int, e: int, p: int) \
+def _phase(loose: _Lazy, lo: int, hi: int, s: int, e: int, p: int) \
         -> tuple[int, int, int, int, int]:
     """The fold of items[s:e], which repeat with period `p`: (start, p, repetitions,
     loose repetitions before, after), its repetitions beginning where the loose run
