@@ -2,6 +2,8 @@
 traced program the one the user's own jit traces."""
 from conftest import run
 
+from jaxmagic.core import graph as G
+
 SETUP = """
 from functools import partial
 from typing import NamedTuple
@@ -31,7 +33,10 @@ def smoothed(x, smoothing=0.1, pad_id=0):
 
 
 def _inputs(view):
-    return [(n.title, n.detail) for n in view.graph.nodes.values() if n.kind == "input"]
+    """Each argument's record (its leaves) or input, as `records` makes them (three or more
+    are drawn in one box, a line each)."""
+    return [(n.title, n.detail) for n in G.records(view.full).nodes.values()
+            if n.kind == "input"]
 
 
 def test_an_argument_is_named_by_its_whole_source_text(ip):

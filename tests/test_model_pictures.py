@@ -54,8 +54,9 @@ def test_captured_arrays_are_one_record_named_as_captured(linen):
 
 def test_many_state_arguments_stand_in_rows_not_one_wide_row(ip):
     """A train step's model, optimizer, RNG streams, metrics and batch: five records that,
-    side by side, decided the picture's width (gemma's step fell back to passes)."""
-    from jaxmagic.render.dot import ENDS_ROW_PT, end_rows, node_width, to_dot
+    side by side, decided the picture's width (gemma's step fell back to passes): one
+    record, a line per argument, above everything."""
+    from jaxmagic.render.dot import to_dot
 
     ip.run_cell("def step(a, b, c, d, e):\n"
                 "    return jax.tree.map(lambda x: x * 2, (a, b, c, d, e))\n"
@@ -63,13 +64,11 @@ def test_many_state_arguments_stand_in_rows_not_one_wide_row(ip):
                 "'bias_term': jnp.ones(4)} for i in range(8)}\n"
                 "model, optimizer, rngs, metrics, batch = (dict(state) for _ in range(5))")
     view = ip.run_line_magic("jaxpr", "-o step(model, optimizer, rngs, metrics, batch)")
-    records = [n for n in view.graph.nodes.values() if n.kind == "input"]
-    assert len(records) == 5
-    rows = end_rows(records)
-    assert len(rows) >= 2 and all(
-        sum(node_width(n) + 18 for n in row) <= ENDS_ROW_PT or len(row) == 1 for row in rows)
+    (args,) = [n for n in view.graph.nodes.values() if n.kind == "input"]
+    assert args.detail == tuple(f"{a} · 16 leaves" for a in
+                                ("model", "optimizer", "rngs", "metrics", "batch"))
     dot = to_dot(view.graph)
-    assert dot.count("rank=source") == 1 and "rank=same" in dot
+    assert dot.count("rank=source") == 1 and f"rank=source; n{args.id};" in dot
 
 
 NNX_STEP = """

@@ -199,6 +199,15 @@ def _beside_a_call(names: tuple[str, ...], i: int) -> bool:
         0 <= j < len(names) and calltree.parse(names[j]) for j in (i - 1, i + 1))
 
 
+def _within_its_like(names: tuple[str, ...], i: int) -> bool:
+    """names[i] is a call inside another call of its kind: an `nnx.Sequential` in a block
+    of an `nnx.Sequential`. The outer one called the user's blocks back and is drawn as
+    them; the inner one, which calls library layers, stays a group, as where the block
+    is called alone (`wrappers` names kinds of calls, not calls)."""
+    label = calltree.parse(names[i])[0]
+    return any((calltree.parse(n) or ("",))[0] == label for n in names[:i])
+
+
 def _unrepeated(names: tuple[str, ...]) -> tuple[str, ...]:
     """A backward equation's scopes without the repeats a transpose adds: of the scope
     around it (inside a jit), or of the whole stack down to it (`f/g/transpose(f)/g/…`)."""
@@ -227,6 +236,7 @@ class _Builder:
         self.num_equations = 0
         # what each cluster (None: the top) holds, in walk order: ("n", node) / ("c", cluster)
         self.order: dict[int | None, list[tuple[str, int]]] = defaultdict(list)
+        self.first_eqn: dict[int, Any] = {}    # a scope's first equation: where it is called
 
     def label_of(self, atom: Any) -> str:
         found = None if _compat.is_literal(atom) else self.types.get(atom)
@@ -280,6 +290,8 @@ class _Builder:
             if backward:
                 names = _unrepeated(names)
             parent = self._scope_cluster(scopes, names, backward, level, alias)
+            if parent is not None:
+                self.first_eqn.setdefault(parent, eqn)
             self.equation(eqn, env, parent, self._level_of(parent, level), backward)
 
     def _level_of(self, cluster: int | None, default: int) -> int:
@@ -292,7 +304,8 @@ class _Builder:
             if key not in scopes:
                 parent = scopes[(names[: k - 1], backward)]
                 call = calltree.parse(names[k - 1])
-                if call and (k == 1 and call[0] == alias or call[0] in self.wrappers) or \
+                if call and (k == 1 and call[0] == alias or call[0] in self.wrappers
+                             and not _within_its_like(names, k - 1)) or \
                         not call and _beside_a_call(names, k - 1):
                     scopes[key] = parent
                     continue
@@ -335,9 +348,10 @@ class _Builder:
         lits = [a for a in eqn.invars if _compat.is_literal(a)]
         title = _compat.user_primitive_name(prim) + (
             " · " + ", ".join(map(_literal, lits)) if lits else "")
-        # a literal's value is no part of the structure: the layers of a Linen model differ
-        # in the salt each folds into its dropout key, and are still one layer ×4
-        shapes = [",".join(aval_str(v.aval) for v in vs) for vs in (lits, eqn.outvars)]
+        # a constant is no part of the structure: the layers of a Linen model differ in
+        # the salt each folds into its dropout key, and are still one layer ×4; a loop's
+        # first iteration adds its loss to the Python float `0.0`, later ones to an array
+        shape = ",".join(aval_str(v.aval) for v in eqn.outvars)
         detail = _params_detail(prim, eqn.params)
         if self.sharding and eqn.outvars:
             # the result's sharding on the node: an edge between groups has no label
@@ -346,7 +360,7 @@ class _Builder:
                       where=where, source=source,
                       collective=prim in COLLECTIVES and prim not in NO_DATA,
                       backward=backward, primitive=prim, eqns=(index,),
-                      signature=f"{prim}:{shapes[0]}:{shapes[1]}")
+                      signature=f"{prim}:{shape}")
         result = self.spec_of(eqn.outvars[0]) if self.sharding and eqn.outvars else None
         for k, a in enumerate(eqn.invars):
             moved = "" if result is None or _compat.is_literal(a) else \
@@ -522,12 +536,15 @@ def build(traced: Traced, sharding: bool = False, types: dict | None = None,
         _as_pmap(b, traced.func_name)
     _signatures(b)
     _periods(b)
+    constants = []
     for v, name in zip(top.outvars, traced.out_names):
-        out = b.node("output", name, None, detail=(b.type_text(v.aval) if
-                                                   _compat.is_literal(v) else b.label_of(v),))
         if _compat.is_literal(v):
-            b.edge(b.node("const", _literal(v), None), out, b.type_text(v.aval))
-        elif env.get(v) is not None and not _compat.is_literal(env[v]):
+            # a result the program never computes (BatchNorm's first-call flag, set to
+            # False, in a returned state): a box of its own each, said in a note instead
+            constants.append(f"{name} = {_literal(v)}")
+            continue
+        out = b.node("output", name, None, detail=(b.label_of(v),))
+        if env.get(v) is not None and not _compat.is_literal(env[v]):
             b.edge(env[v], out, b.label_of(v))
     counts = Counter()
     for n in b.nodes.values():
@@ -541,16 +558,34 @@ def build(traced: Traced, sharding: bool = False, types: dict | None = None,
     _name_calls(b)
     _root_level(b)
     _signatures(b)
-    return Graph(b.nodes, b.edges, b.clusters, b.num_equations, series=_series(b))
+    notes = [_constants_note(constants)] if constants else []
+    return Graph(b.nodes, b.edges, b.clusters, b.num_equations, notes, series=_series(b))
+
+
+def _constants_note(constants: list[str], most: int = 3) -> str:
+    shown = ", ".join(constants[:most]) + (f", and {len(constants) - most} more"
+                                           if len(constants) > most else "")
+    return (f"{len(constants)} result{'s' if len(constants) > 1 else ''} "
+            f"{'are constants' if len(constants) > 1 else 'is a constant'}, not drawn: {shown}")
 
 
 def _name_calls(b: _Builder) -> None:
-    """`layer #3` where a parent calls `layer` more than once, else `layer`."""
-    calls = Counter((c.parent, c.label, c.backward) for c in b.clusters.values()
-                    if c.kind == "scope")
+    """`layer #3` where a parent calls `layer` more than once, else `layer`. The number
+    is the call's own (the k-th call of `layer` in its caller) unless two siblings share
+    it, having come from different callers drawn as no group of their own (a library
+    call drawn as what it calls): then they are numbered in the order they run."""
+    siblings: dict[tuple, list[Cluster]] = defaultdict(list)
+    for c in sorted(b.clusters.values(), key=lambda c: c.id):     # in walk order
+        if c.kind == "scope":
+            siblings[c.parent, c.label, c.backward].append(c)
+    for same in siblings.values():
+        if len(same) == 1:
+            same[0].title = same[0].label
+        elif len({c.title for c in same}) < len(same) and \
+                all(calltree.parse(c.title) for c in same):     # calls, not repeats
+            for k, c in enumerate(same):
+                c.title = calltree.scope_name(c.label, k)
     for c in b.clusters.values():
-        if c.kind == "scope" and calls[c.parent, c.label, c.backward] == 1:
-            c.title = c.label
         if c.backward:
             c.title += " · backward"
 
@@ -633,27 +668,55 @@ def _base_label(label: str) -> str:
     return re.sub(r"_\d+$", "", label)
 
 
-_LONGEST_PERIOD = 8
+# Per occurrence of a call, the later occurrences of the same call whose distance is a
+# candidate period: a layer body holds the rarest of its calls at most this many times.
+_OCCURRENCES = 16
 
 
 def _periods(b: _Builder) -> None:
-    """Wrap each repetition of a run of sibling calls repeated in the same order (a Linen
-    `@nn.compact` loop of `Dense`, `BatchNorm`, `relu`, twelve times) in a group of its
-    own, `Dense → BatchNorm → relu`, so the series fold draws it once, ×12."""
+    """Wrap each repetition of a run of sibling items repeated in the same order (a Linen
+    `@nn.compact` loop of `Dense`, `BatchNorm`, `relu`, twelve times; a Haiku transformer
+    layer of forty) in a group of its own, `Dense → BatchNorm → relu`, so the series fold
+    draws it once, ×12.
+
+    Any period and any phase. The fold chosen first is the one that covers the most items
+    (fewer, longer repetitions only where they cover more); the rest of the group, before
+    and after it, is searched the same way. Its phase, where each repetition begins, is
+    where the loop begins: the run reaches back over items that differ from the later
+    ones in their shapes or constants but not in what they call nor the line that calls
+    it (the first layer of a gradient, whose input needs no derivative; a first iteration
+    that adds its loss to the Python float `0.0`), and a repetition begins there. Such a
+    first (or last) iteration is a group of its own beside the fold, never split across
+    two repetitions; a step before the loop on another line (a `relu` after an
+    embedding) is no iteration and does not move the phase."""
     for parent in list(b.order):
         items = b.order[parent]
+        if sum(kind == "c" for kind, _ in items) < 2:
+            continue
         keys = [_item_key(b, kind, i) for kind, i in items]
+        loose = _Lazy(lambda j: _loose_key(b, *items[j]))     # only where a run ends
+        runs = sorted(_runs(items, keys, loose, 0, len(items)))
+        if not runs:
+            continue
         out, i = [], 0
-        while i < len(items):
-            p, k = _period_at(b, items, keys, i)
-            if k < 2:
-                out.append(items[i])
-                i += 1
-                continue
-            for r in range(k):
-                out.append(("c", _wrap(b, parent, items[i + r * p: i + (r + 1) * p])))
-            i += p * k
-        b.order[parent] = out
+        for start, p, k in runs:
+            out.extend(items[i:start])
+            out.extend(("c", _wrap(b, parent, items[start + r * p: start + (r + 1) * p]))
+                       for r in range(k))
+            i = start + p * k
+        b.order[parent] = out + items[i:]
+
+
+class _Lazy(dict):
+    """`f(j)` at `[j]`, computed once."""
+
+    def __init__(self, f: Callable[[int], Any]) -> None:
+        super().__init__()
+        self.f = f
+
+    def __missing__(self, j: int) -> Any:
+        self[j] = value = self.f(j)
+        return value
 
 
 def _item_key(b: _Builder, kind: str, i: int) -> str | None:
@@ -663,26 +726,116 @@ def _item_key(b: _Builder, kind: str, i: int) -> str | None:
     return "n" + (n.signature or n.title) if n.kind == "op" else None
 
 
-def _period_at(b: _Builder, items: list, keys: list, i: int) -> tuple[int, int]:
-    """(period, repeats) of the longest run starting at `i` of ≥ 2 repetitions of a
-    pattern with at least two different items, one of them a call."""
-    best = (1, 1)
-    for p in range(2, min(_LONGEST_PERIOD, (len(keys) - i) // 2) + 1):
-        pattern = keys[i:i + p]
-        if None in pattern or len(set(pattern)) < 2 or \
-                not any(items[j][0] == "c" for j in range(i, i + p)):
-            continue
-        k = 1
-        while keys[i + k * p: i + (k + 1) * p] == pattern:
-            k += 1
-        if k >= 2 and p * k > best[0] * best[1]:
-            best = (p, k)
+def _loose_key(b: _Builder, kind: str, i: int) -> str | None:
+    """An item's kind of step, whatever its shapes and constants: the call's name, the
+    operation's primitive, and the line that makes it (the same line of a loop in every
+    iteration; a `relu` before the loop is another step than the loop's `relu`)."""
+    if kind == "c":
+        c = b.clusters[i]
+        return f"c{c.kind}:{_base_label(c.label)}:{c.backward}:{_call_site(b, c)}"
+    n = b.nodes[i]
+    return f"n{n.primitive}:{n.where}" if n.kind == "op" else None
+
+
+def _call_site(b: _Builder, c: Cluster) -> str:
+    """The user's line that makes call `c`: outside the function called, where it is the
+    user's own (its equations stand at its own lines, whoever calls it)."""
+    if c.kind != "scope":
+        return c.where
+    below = [c.id]
+    while below:        # the first equation in walk order, in `c` or a call inside it
+        x = below.pop(0)
+        if x in b.first_eqn:
+            break
+        below = [j for kind, j in b.order.get(x, ()) if kind == "c"] + below
+    else:
+        return ""
+    skip = calltree.library_dirs()
+    frames = [f for f in _compat.source_frames(b.first_eqn[x]) if not f[0].startswith(skip)]
+    label = _base_label(c.label)
+    inside = [k for k, f in enumerate(frames) if label in f[2].split(".")]
+    f = frames[inside[0] + 1] if inside and inside[0] + 1 < len(frames) else \
+        frames[0] if frames else None
+    return f"{f[0]}:{f[1]}" if f else ""
+
+
+def _runs(items: list, keys: list, loose: _Lazy, lo: int, hi: int) \
+        -> list[tuple[int, int, int]]:
+    """(start, period, repetitions) of the groups to wrap in items[lo:hi], as `_periods`
+    chooses them: a fold's repetitions, and the loose ones beside it, each apart."""
+    best = _best_run(items, keys, loose, lo, hi)
+    if best is None:
+        return []
+    start, p, k, before, after = best
+    begin, end = start - before * p, start + (k + after) * p
+    loose_runs = [(begin + r * p, p, 1) for r in range(before)] + \
+        [(start + (k + r) * p, p, 1) for r in range(after)]
+    return [*_runs(items, keys, loose, lo, begin), *loose_runs, (start, p, k),
+            *_runs(items, keys, loose, end, hi)]
+
+
+def _best_run(items: list, keys: list, loose: _Lazy, lo: int, hi: int) \
+        -> tuple[int, int, int, int, int] | None:
+    """(start, period, repetitions, loose repetitions before, after) of the fold in
+    items[lo:hi] that covers the most items, or None."""
+    where: dict[str, list[int]] = defaultdict(list)
+    for j in range(lo, hi):
+        if items[j][0] == "c" and keys[j] is not None:
+            where[keys[j]].append(j)
+    periods: set[int] = set()
+    for at in where.values():
+        for a, x in enumerate(at):
+            for y in at[a + 1: a + 1 + _OCCURRENCES]:
+                if y - x > (hi - lo) // 2:
+                    break
+                periods.add(y - x)
+    best, score = None, (0, 0)
+    for p in sorted(periods):
+        # each stretch where keys[j] == keys[j + p] is repeated with period p, from its
+        # first j to its last j + p
+        j = lo
+        while j + p < hi:
+            if keys[j] is None or keys[j] != keys[j + p]:
+                j += 1
+                continue
+            s = j
+            while j + p < hi and keys[j] is not None and keys[j] == keys[j + p]:
+                j += 1
+            if (j - s + p) // p < 2:
+                continue
+            pattern = keys[s:s + p]
+            if len(set(pattern)) < 2 or not any(items[x][0] == "c" for x in range(s, s + p)):
+                continue
+            run = _phase(loose, lo, hi, s, j + p, p)
+            # the most items in groups, then the shorter pattern
+            if (sum(run[2:]) * p, -p) > score:
+                best, score = run, (sum(run[2:]) * p, -p)
     return best
+
+
+def _phase(loose: _Lazy, lo: int, hi: int, s: int, e: int, p: int) \
+        -> tuple[int, int, int, int, int]:
+    """The fold of items[s:e], which repeat with period `p`: (start, p, repetitions,
+    loose repetitions before, after), its repetitions beginning where the loose run
+    (items alike in what they call) begins, if that leaves two."""
+    back, fwd = s, e
+    while back > lo and loose[back - 1] is not None and loose[back - 1] == loose[back - 1 + p]:
+        back -= 1
+    while fwd < hi and loose[fwd] is not None and loose[fwd] == loose[fwd - p]:
+        fwd += 1
+    start = s + (back - s) % p
+    if (e - start) // p < 2:
+        start = s
+    k = (e - start) // p
+    return start, p, k, (start - back) // p, (fwd - start - k * p) // p
 
 
 def _wrap(b: _Builder, parent: int | None, members: list[tuple[str, int]]) -> int:
     calls = [b.clusters[i] for kind, i in members if kind == "c"]
-    label = " → ".join(_base_label(c.label).split(": ")[-1] for c in calls)
+    names = [_base_label(c.label).split(": ")[-1] for c in calls]
+    label = " → ".join(names)
+    if len(names) > 4 and len(label) > 48:      # a transformer layer's ten calls
+        label = " → ".join([*names[:2], "…", names[-1]])
     level = calls[0].level
     c = b.cluster("scope", label, parent, level, backward=all(x.backward for x in calls),
                   label=label)
@@ -693,9 +846,11 @@ def _wrap(b: _Builder, parent: int | None, members: list[tuple[str, int]]) -> in
             b.clusters[i].parent = c
         else:
             b.nodes[i].cluster = c
-    for x in b.clusters.values():               # one level deeper: what the wrap holds
-        if x.id != c and _within(b, x.id, c):
-            x.level += 1
+    below = [i for kind, i in members if kind == "c"]
+    while below:                                # one level deeper: what the wrap holds
+        i = below.pop()
+        b.clusters[i].level += 1
+        below.extend(j for kind, j in b.order.get(i, ()) if kind == "c")
     return c
 
 
@@ -1219,11 +1374,12 @@ def ends(g: Graph, kind: str) -> list[Node]:
     return [n for n in g.nodes.values() if n.kind == kind and n.cluster not in g.clusters]
 
 
-def pack(g: Graph, kinds: Iterable[str]) -> Graph:
+def pack(g: Graph, kinds: Iterable[str], rows_most: int = 8) -> Graph:
     """The arguments (results) of `kinds` as one box, a line each: spread out as separate
     records, a train step's five state arguments decide the picture's width (dot routes
     each one's edges around every group on their way), so they get stubs at their uses
-    instead (see `stubs`)."""
+    instead (see `stubs`). Where all their leaves take at most `rows_most` lines, the box
+    lists them too."""
     packed = {n.id: n.kind for kind in kinds for n in ends(g, kind)}
     if not packed:
         return g
@@ -1231,6 +1387,10 @@ def pack(g: Graph, kinds: Iterable[str]) -> Graph:
     def make(kind: str, members: list[Node]) -> Node:
         rows = [m.title if m.primitive == "record" else " ".join((m.title, *m.detail[:1]))
                 for m in members]
+        if sum(1 + len(m.detail) * (m.primitive == "record") for m in members) <= rows_most:
+            # few leaves in all (three small arguments): each record's leaves under it
+            rows = [line for m, row in zip(members, rows) for line in
+                    (row, *(("  " + d for d in m.detail) if m.primitive == "record" else ()))]
         return Node(0, kind, "arguments" if kind == "input" else "results",
                     detail=tuple(rows), primitive="record")
 

@@ -95,13 +95,19 @@ def end_rows(ends: list[Node]) -> list[list[Node]]:
     return rows
 
 
-def crowded(g: Graph, big: int = 500) -> set[str]:
-    """The kinds of ends (`input`, `output`) that `pack` should draw as one box, in a
-    drawing with groups (whose boxes an argument's edges run around): records that take
-    more than one row (a model, its optimizer, metrics, a batch), or, in a program of
-    `big` equations or more (a train step), a record among three arguments or more, or
-    among two results or more (fed from opposite ends of the step)."""
+def crowded(g: Graph, big: int = 500, many: int | None = 3) -> set[str]:
+    """The kinds of ends (`input`, `output`) that `pack` should draw as one box: `many`
+    arguments or more, in any drawing (a GAN's discriminator step takes seven: seven
+    boxes side by side, each with its edges, in the view by passes too; None where each
+    argument's own box and edges say something, as their shardings do); and in a drawing
+    with groups (whose boxes an argument's edges run around), records that take more than
+    one row (a model, its optimizer, metrics, a batch), or, in a program of `big`
+    equations or more (a train step), a record among three arguments or more, or among
+    two results or more (fed from opposite ends of the step)."""
     kinds = set()
+    if many is not None and len([n for n in g.nodes.values() if n.kind == "input"
+                                 and n.cluster not in g.clusters]) >= many:
+        kinds.add("input")
     for kind, most in (("input", 2), ("output", 1)) if g.clusters else ():
         ends = [n for n in g.nodes.values() if n.kind == kind and n.cluster not in g.clusters]
         if any(n.primitive == "record" for n in ends) and (

@@ -157,7 +157,8 @@ class JaxprView:
         if by is not None:
             g = G.coarsen(g, by)
         g = G.quiet_where(G.residuals(G.unroot(g)))
-        crowded = crowded_ends(g)
+        # `--sharding` marks each argument: its sharding, its gather, its resharded edges
+        crowded = crowded_ends(g, many=None if self.collectives is not None else 3)
         return G.pack(G.stubs(g, packed=crowded), crowded)
 
     def _choose(self, width_pt: float, layouts: int = 3) -> tuple[set[int], frozenset[int]]:

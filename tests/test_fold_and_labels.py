@@ -1,0 +1,386 @@
+"""Issue 25, parts 3, 6 and 7: repeats fold whatever their period and phase; the ends of a
+step are drawn as one record, without the constants it returns; labels stay unique."""
+from collections import defaultdict
+
+import pytest
+
+from jaxmagic.core import graph as G
+
+
+def _folded(view):
+    return [G.series_title(c) for c in G.fold(view.full).clusters.values() if c.repeat > 1]
+
+
+def _top(view):
+    """The titles of the groups directly inside the traced function's own call, folded."""
+    g = G.fold(view.full)
+    roots = {i for i, c in g.clusters.items() if c.parent is None and not c.backward}
+    return [c.title for c in g.clusters.values() if c.parent in roots]
+
+
+TEN = """
+def norm(x): return (x - x.mean()) / (x.std() + 1e-5)
+def attn(x): return jnp.tanh(x @ x.T) @ x
+def mlp(x): return jax.nn.relu(x * 2.0) * 0.5
+def drop(k, x): return jnp.where(jax.random.bernoulli(k, 0.9, x.shape), x / 0.9, 0)
+
+def ten(x, k):
+    for _ in range(6):
+        k = jax.random.split(k)[0]; x = x + drop(k, attn(norm(x)))
+        k = jax.random.split(k)[0]; x = x + drop(k, mlp(norm(x)))
+    return x
+"""
+
+
+def test_a_layer_of_fourteen_items_folds(ip):
+    """The issue's `ten`: a split, a slice, a squeeze, norm, attn, drop and + twice per
+    layer; with eight items a layer it folded ×6, with these fourteen it was drawn
+    unfolded (`_LONGEST_PERIOD = 8`)."""
+    assert ip.run_cell(TEN).success
+    view = ip.run_line_magic("jaxpr", "-o ten(jnp.ones((4, 4)), jax.random.key(0))")
+    assert _folded(view) == ["norm → attn → drop → norm → mlp → drop ×6"], _folded(view)
+    assert view.graph.grouping == "equation"
+
+
+HAIKU = """
+import haiku as hk
+
+def forward(x):
+    for _ in range(6):
+        h = hk.LayerNorm(axis=-1, create_scale=True, create_offset=True)(x)
+        h = hk.MultiHeadAttention(num_heads=2, key_size=4,
+                                  w_init=hk.initializers.VarianceScaling(1.0))(h, h, h)
+        x = x + hk.dropout(hk.next_rng_key(), 0.1, h)
+        h = hk.LayerNorm(axis=-1, create_scale=True, create_offset=True)(x)
+        h = hk.nets.MLP([16, 8])(h)
+        x = x + hk.dropout(hk.next_rng_key(), 0.1, h)
+    return hk.LayerNorm(axis=-1, create_scale=True, create_offset=True)(x)
+
+net = hk.transform(forward)
+hx = jnp.ones((2, 4, 8))
+hparams = net.init(jax.random.key(0), hx)
+
+def hloss(params, rng, x):
+    return jnp.mean(net.apply(params, rng, x) ** 2)
+"""
+
+LAYER = "layer_norm → multi_head_attention → … → hk.dropout"
+
+
+def test_a_haiku_transformer_layer_of_ten_calls_folds(ip):
+    """LayerNorm, attention, next_rng_key, dropout, +, LayerNorm, MLP, next_rng_key,
+    dropout, +: how Haiku transformers are written. The forward pass fell back to
+    passes (3.8 px unfolded); the gradient's first layer, whose input needs no derivative,
+    is a layer of its own beside the five alike, not a shift of the phase
+    (`multi_head_attention → … → layer_norm ×6`)."""
+    pytest.importorskip("haiku")
+    assert ip.run_cell(HAIKU).success
+    view = ip.run_line_magic("jaxpr", "-o net.apply(hparams, jax.random.key(1), hx)")
+    assert _folded(view) == [f"{LAYER} ×6"], _folded(view)
+    assert view.graph.grouping == "equation", view.notes
+    assert any(c.title.endswith("×6") for c in view.graph.clusters.values()) or \
+        any(n.title == f"{LAYER} ×6" for n in view.graph.nodes.values())
+
+    grad = ip.run_line_magic("jaxpr", "-o jax.grad(hloss)(hparams, jax.random.key(1), hx)")
+    forward = [t for t in _folded(grad) if "backward" not in t]
+    assert forward == [f"{LAYER} ×5"], _folded(grad)
+    inside = [c for c in G.fold(grad.full).clusters.values()
+              if c.title.startswith(LAYER) and not c.backward]
+    assert sorted(G.series_title(c) for c in inside) == [LAYER, f"{LAYER} ×5"]
+
+
+MINIBATCH = """
+import optax
+import flax.linen as nn
+from flax.training import train_state
+
+class MLP(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return nn.Dense(2)(nn.relu(nn.Dense(8)(x)))
+
+mlp = MLP()
+state = train_state.TrainState.create(
+    apply_fn=mlp.apply, params=mlp.init(jax.random.key(0), jnp.ones((2, 4))),
+    tx=optax.sgd(0.1))
+xs = jnp.ones((4, 2, 4))
+
+def loss_fn(params, x):
+    return jnp.mean(mlp.apply(params, x) ** 2)
+
+@jax.jit
+def epoch(state, xs):
+    total = 0.0
+    for i in range(4):
+        loss, grads = jax.value_and_grad(loss_fn)(state.params, xs[i])
+        total = total + loss
+        state = state.apply_gradients(grads=grads)
+    return state, total / 4
+
+def accumulate(total, loss):
+    return total * 0.9 + loss
+
+def update(params, grads):
+    return jax.tree.map(lambda p, g: p - 0.1 * g, params, grads)
+
+def decayed(params, xs):
+    total = 0.0
+    for i in range(4):
+        loss, grads = jax.value_and_grad(loss_fn)(params, xs[i])
+        total = accumulate(total, loss)
+        params = update(params, grads)
+    return params, total
+"""
+
+
+def test_a_minibatch_loop_folds_in_phase(ip):
+    """The first iteration adds its loss to the Python float `0.0` (an add of a constant,
+    later an add of two arrays): it folded out of phase, `loss_fn`, `apply_gradients →
+    loss_fn ×3`, `apply_gradients`. A constant is no part of the structure."""
+    assert ip.run_cell(MINIBATCH).success
+    view = ip.run_line_magic("jaxpr", "-o epoch(state, xs)")
+    assert _folded(view) == ["loss_fn ×4 · backward", "loss_fn → state.apply_gradients ×4"], \
+        _folded(view)
+    assert _top(view) == ["loss_fn → state.apply_gradients ×4"], _top(view)
+
+
+def test_a_first_iteration_that_differs_stays_whole_beside_the_fold(ip):
+    """`accumulate(0.0, loss)` multiplies the Python float in Python: the first call has
+    one equation, the later three two. The fold starts where the loop starts; the first
+    iteration is a group of its own, not `update → loss_fn → accumulate ×3` after a
+    loose `loss_fn`, `accumulate`, `update`."""
+    assert ip.run_cell(MINIBATCH).success
+    view = ip.run_line_magic("jaxpr", "-o decayed(state.params, xs)")
+    step = "loss_fn → accumulate → update"
+    assert [t for t in _folded(view) if "backward" not in t] == [f"{step} ×3"], _folded(view)
+    assert sorted(_top(view)) == [step, f"{step} ×3"], _top(view)
+
+    # a run that reaches the end of its group but not its start keeps its own phase: embed,
+    # then Dense → relu three times and a last Dense, not `relu → Dense ×3`
+    ip.run_cell("""
+import flax.linen as nn
+
+class Tower(nn.Module):
+    @nn.compact
+    def __call__(self, ids):
+        x = nn.Embed(16, 8)(ids)
+        for _ in range(3):
+            x = nn.relu(nn.Dense(8)(x))
+        return nn.Dense(8)(x)
+
+tower_vars = Tower().init(jax.random.key(0), jnp.zeros((2, 4), int))
+""")
+    view = ip.run_line_magic("jaxpr", "-o Tower().apply(tower_vars, jnp.zeros((2, 4), int))")
+    assert _folded(view) == ["Dense → relu ×3"], _folded(view)
+
+    # a relu before the loop, on other shapes, is another step than the loop's relu (another
+    # line), not a first iteration that differs: no `relu → Dense ×2`
+    ip.run_cell("""
+class Tower2(nn.Module):
+    @nn.compact
+    def __call__(self, ids):
+        x = nn.relu(nn.Embed(16, 8)(ids))
+        for _ in range(3):
+            x = nn.relu(nn.Dense(16)(x))
+        return x
+
+tower2_vars = Tower2().init(jax.random.key(0), jnp.zeros((2, 4), int))
+""")
+    view = ip.run_line_magic("jaxpr", "-o Tower2().apply(tower2_vars, jnp.zeros((2, 4), int))")
+    assert _folded(view) == ["Dense → relu ×3"], _folded(view)
+
+
+
+GAN = """
+import equinox as eqx, optax
+import jax.random as jr
+
+class Generator(eqx.Module):
+    layers: list
+
+    def __init__(self, key):
+        k1, k2 = jr.split(key)
+        self.layers = [eqx.nn.ConvTranspose2d(8, 8, 4, stride=2, padding=1, key=k1),
+                       eqx.nn.BatchNorm(8, axis_name="batch", mode="ema"), jax.nn.relu,
+                       eqx.nn.ConvTranspose2d(8, 1, 4, stride=2, padding=1, key=k2),
+                       jax.nn.tanh]
+
+    def __call__(self, x, state):
+        for layer in self.layers:
+            if isinstance(layer, eqx.nn.BatchNorm):
+                x, state = layer(x, state)
+            else:
+                x = layer(x)
+        return x, state
+
+class Discriminator(eqx.Module):
+    layers: list
+
+    def __init__(self, key):
+        k1, k2 = jr.split(key)
+        self.layers = [eqx.nn.Conv2d(1, 8, 4, stride=2, padding=1, key=k1),
+                       eqx.nn.BatchNorm(8, axis_name="batch", mode="ema"), jax.nn.leaky_relu,
+                       eqx.nn.Conv2d(8, 1, 4, stride=4, padding=0, key=k2)]
+
+    def __call__(self, x, state):
+        for layer in self.layers:
+            if isinstance(layer, eqx.nn.BatchNorm):
+                x, state = layer(x, state)
+            else:
+                x = layer(x)
+        return x.reshape(-1), state
+
+batch_size, latent = 4, 8
+generator, generator_state = eqx.nn.make_with_state(Generator)(jr.key(0))
+discriminator, discriminator_state = eqx.nn.make_with_state(Discriminator)(jr.key(1))
+discriminator_optimizer = optax.adam(2e-4, b1=0.5)
+discriminator_opt_state = discriminator_optimizer.init(eqx.filter(discriminator, eqx.is_array))
+real_batch = jnp.ones((batch_size, 1, 8, 8))
+
+@eqx.filter_value_and_grad(has_aux=True)
+def compute_grads_discriminator(discriminator, generator, fake_labels, real_batch, real_labels,
+                                discriminator_state, generator_state, key):
+    key, subkey = jr.split(key)
+    noise = jr.normal(subkey, (batch_size, latent, 2, 2))
+    fake_batch, generator_state = jax.vmap(generator, axis_name="batch", in_axes=(0, None),
+                                           out_axes=(0, None))(noise, generator_state)
+    pred_y, discriminator_state = jax.vmap(discriminator, axis_name="batch", in_axes=(0, None),
+                                           out_axes=(0, None))(fake_batch, discriminator_state)
+    loss1 = optax.sigmoid_binary_cross_entropy(pred_y, fake_labels).mean()
+    pred_y, discriminator_state = jax.vmap(discriminator, axis_name="batch", in_axes=(0, None),
+                                           out_axes=(0, None))(real_batch, discriminator_state)
+    loss2 = optax.sigmoid_binary_cross_entropy(pred_y, real_labels).mean()
+    return (loss1 + loss2) / 2, (discriminator_state, generator_state, key)
+
+@eqx.filter_jit
+def step_discriminator(discriminator, generator, real_batch, discriminator_optimizer,
+                       discriminator_opt_state, generator_state, discriminator_state, key):
+    fake_labels = jnp.zeros(batch_size)
+    real_labels = jnp.ones(batch_size)
+    (loss, (discriminator_state, generator_state, key)), grads = compute_grads_discriminator(
+        discriminator, generator, fake_labels, real_batch, real_labels,
+        discriminator_state, generator_state, key)
+    updates, opt_state = discriminator_optimizer.update(grads, discriminator_opt_state,
+                                                        discriminator)
+    discriminator = eqx.apply_updates(discriminator, updates)
+    return loss, discriminator, discriminator_state, generator_state, opt_state, key
+"""
+
+STEP = ("step_discriminator(discriminator, generator, real_batch, discriminator_optimizer, "
+        "discriminator_opt_state, generator_state, discriminator_state, jr.key(2))")
+
+
+def test_a_gan_steps_seven_arguments_are_one_record_at_every_level(ip):
+    """Equinox's GAN discriminator step: seven arguments (the optimizer held static) were
+    seven boxes side by side wherever the drawing had no groups (`--depth 0`, the view by
+    passes it fell back to); one record, a line each, at every level."""
+    pytest.importorskip("equinox")
+    assert ip.run_cell(GAN).success
+    names = ("discriminator", "generator", "real_batch", "discriminator_opt_state",
+             "generator_state", "discriminator_state", "jr.key(2)")
+    for depth in ("", "--depth 0 ", "--depth all "):
+        view = ip.run_line_magic("jaxpr", f"-o {depth}{STEP}")
+        inputs = [n for n in view.graph.nodes.values() if n.kind == "input"]
+        assert [n.title for n in inputs] == ["arguments"], (depth, [n.title for n in inputs])
+        assert [row.split(" ")[0] for row in inputs[0].detail] == list(names), \
+            inputs[0].detail
+
+
+def test_returned_constants_are_not_drawn_and_the_note_says_so(ip):
+    """BatchNorm's first-call flag, set to False in the returned state, and a Python
+    False in a returned dict: each was a `False` box of its own with an edge to the
+    results. Not drawn; the note names them."""
+    pytest.importorskip("equinox")
+    assert ip.run_cell(GAN).success
+    view = ip.run_line_magic("jaxpr", f"-o {STEP}")
+    assert not [n for n in view.graph.nodes.values() if n.kind == "const"]
+    note = [n for n in view.notes if "not drawn" in n]
+    assert note == ["2 results are constants, not drawn: out[2][0] = False, "
+                    "out[3][0] = False"], view.notes
+    outs = [n for n in view.full.nodes.values() if n.kind == "output"]
+    assert outs and not any(n.title in ("out[2][0]", "out[3][0]") for n in outs)
+
+    ip.run_cell("""
+@jax.jit
+def update(params, x):
+    return {"params": jax.tree.map(lambda p: p - 0.1 * x.mean(), params), "first": False}
+""")
+    view = ip.run_line_magic("jaxpr", "-o update({'w': jnp.ones(3)}, jnp.ones(3))")
+    assert [n.title for n in view.graph.nodes.values() if n.kind == "const"] == []
+    assert "1 result is a constant, not drawn: out['first'] = False" in view.notes, view.notes
+
+
+NNX_BLOCKS = """
+from flax import nnx
+
+class Block(nnx.Module):
+    def __init__(self, d, rngs):
+        self.attn = nnx.Linear(d, d, rngs=rngs)
+        self.drop = nnx.Dropout(0.1, rngs=rngs)
+        self.mlp = nnx.Sequential(nnx.Linear(d, 2 * d, rngs=rngs),
+                                  nnx.Dropout(0.1, rngs=rngs), nnx.Linear(2 * d, d, rngs=rngs))
+
+    def __call__(self, x):
+        x = x + self.drop(self.attn(x))
+        return x + self.mlp(x)
+
+class Scale(nnx.Module):
+    def __init__(self, s):
+        self.s = s
+
+    def __call__(self, x):
+        return x * self.s
+
+class Twice(nnx.Module):
+    def __init__(self):
+        self.first = nnx.Sequential(Scale(2.0), Scale(3.0))
+        self.second = nnx.Sequential(Scale(4.0))
+
+    def __call__(self, x):
+        return self.second(self.first(x))
+
+stack = nnx.Sequential(*[Block(8, nnx.Rngs(i)) for i in range(3)])
+one = Block(8, nnx.Rngs(0))
+x8 = jnp.ones((2, 8))
+"""
+
+
+def _tree(g, cluster):
+    """(title, [children…]) of a cluster, its children in walk order."""
+    kids = sorted((c for c in g.clusters.values() if c.parent == cluster), key=lambda c: c.id)
+    return [(c.title, _tree(g, c.id)) for c in kids]
+
+
+def _duplicates(g):
+    titles = defaultdict(list)
+    for c in g.clusters.values():
+        titles[c.parent].append(c.title)
+    return {p: t for p, t in titles.items() if len(set(t)) < len(t)}
+
+
+def test_a_block_stacked_in_a_sequential_keeps_its_own_sequential(ip):
+    """Blocks stacked in an `nnx.Sequential`, each holding its own `nnx.Sequential`: the
+    inner one was dissolved with the outer (which calls the user's blocks back), and its
+    `Linear #0`, `Dropout #0` stood beside the block's own `Linear #0`, `Dropout #0`. The
+    block is drawn as when it is called alone."""
+    pytest.importorskip("flax")
+    assert ip.run_cell(NNX_BLOCKS).success
+    alone = G.fold(ip.run_line_magic("jaxpr", "-o one(x8)").full)
+    (root,) = [i for i, c in alone.clusters.items() if c.parent is None]
+    stacked = G.fold(ip.run_line_magic("jaxpr", "-o stack(x8)").full)
+    (block,) = [i for i, c in stacked.clusters.items() if c.parent is None]
+    assert stacked.clusters[block].title == "Block ×3"
+    assert _tree(stacked, block) == _tree(alone, root), _tree(stacked, block)
+    assert [t for t, _ in _tree(stacked, block)] == ["Linear", "Dropout", "Sequential"]
+    assert not _duplicates(stacked), _duplicates(stacked)
+
+
+def test_calls_from_two_dissolved_library_calls_are_numbered_apart(ip):
+    """Two `nnx.Sequential`s of the user's own layers in one module: each calls the user's
+    code back, so each is drawn as its layers, and both had a `Scale #0`."""
+    pytest.importorskip("flax")
+    assert ip.run_cell(NNX_BLOCKS).success
+    g = ip.run_line_magic("jaxpr", "-o Twice()(x8)").full
+    assert not _duplicates(g), _duplicates(g)
+    (root,) = [i for i, c in g.clusters.items() if c.parent is None]
+    assert [t for t, _ in _tree(g, root)] == ["Scale #0", "Scale #1", "Scale #2"]
