@@ -1,7 +1,8 @@
 """The explorer as good as the static picture (issue 27), in the real JupyterLab and
 Chromium, with its kernel: the tables beside the picture stay visible while exploring,
-hover repeats a box's figures without covering it, zoom in widens the drawing, every text of the explorer reads (≥ 4.5:1) on the Light and
-the Dark theme, and the SVG put into the page keeps only what Graphviz writes.
+hover repeats a box's figures without covering it, zoom in widens the drawing, every text
+of the explorer reads (≥ 4.5:1) on the Light and the Dark theme, and the SVG put into the
+page keeps only what Graphviz writes.
 
 Screenshots of each step go to $JAXMAGIC_LAB_SCREENSHOTS when it is set.
 """

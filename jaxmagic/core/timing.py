@@ -12,8 +12,9 @@
 and compares the results leaf by leaf (`outputs`; a leaf that differs is tested for being
 decided by rounding), counts traces (a retrace means jit's cache missed; JAX's own
 explanation is captured for this call only: `retraces`), reports donation (`donation`:
-every run gets copies of what it would donate) and the compiled cost and memory analyses. Every global it touches (jax config, loggers, warnings filters,
-the garbage collector) is restored afterwards, also on error and Ctrl-C; Ctrl-C returns
+every run gets copies of what it would donate) and the compiled cost and memory analyses.
+Every global it touches (jax config, loggers, warnings filters, the garbage collector) is
+restored afterwards, also on error and Ctrl-C; Ctrl-C returns
 what was measured so far. Plain data out, no IPython.
 """
 from __future__ import annotations
