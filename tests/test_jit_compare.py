@@ -22,7 +22,8 @@ import jaxmagic
 from jaxmagic import _compat
 from jaxmagic.core.arguments import StaticArgumentError
 from jaxmagic.core.outputs import compare_outputs
-from jaxmagic.render.jit import JitComparison, fmt_time
+from jaxmagic.render.jit import JitComparison
+from jaxmagic.render.units import fmt_time
 
 FAST = "--budget 0.25"
 

@@ -12,8 +12,8 @@ from typing import Iterator
 from ..core.collectives import Collective
 from ..core.graph import Graph
 from . import html as H
-from .jit import fmt_ibytes, fmt_time
 from .text import visible
+from .units import fmt_bytes, fmt_time
 
 FILL = "#fed7aa"         # the collective orange of `dot.COLLECTIVE`, light for dark ink
 INPUT_FILL = "#dcfce7"   # an input's own green (`dot.STYLE`)
@@ -27,7 +27,7 @@ def describe(c: Collective, names: list[str] | None = None) -> str:
     arg = f" of {names[c.argument]}" if names and c.argument is not None and \
         c.argument < len(names) else ""
     axes = f" over {','.join(c.axes)}" if c.axes else ""
-    return f"{c.kind}{arg}{axes} · {fmt_ibytes(c.bytes)}"
+    return f"{c.kind}{arg}{axes} · {fmt_bytes(c.bytes)}"
 
 
 class Collectives:
@@ -83,7 +83,7 @@ class Collectives:
         for node, cs in self._by_node(g).items():
             n = len({c.instruction for c in cs})
             line = describe(cs[0], self.input_names) if n == 1 else \
-                f"{n} collectives · {fmt_ibytes(sum(c.bytes for c in cs))}"
+                f"{n} collectives · {fmt_bytes(sum(c.bytes for c in cs))}"
             timed = [c.seconds for c in cs if c.seconds is not None]
             out[node] = (FILL, line + (f" in {fmt_time(sum(timed))}" if timed else ""),
                          False)
@@ -93,7 +93,7 @@ class Collectives:
                 c.argument < len(self.input_names) else None
             if name in inputs:
                 out[inputs[name]] = (INPUT_FILL, f"{c.kind} at {c.where or 'first use'} · "
-                                     f"{fmt_ibytes(c.bytes)}", False)
+                                     f"{fmt_bytes(c.bytes)}", False)
         return out
 
     # ---- text and HTML --------------------------------------------------------------------
@@ -108,7 +108,7 @@ class Collectives:
         inserted = len({c.instruction for c in self.rows if not c.written})
         across = len({c.instruction for c in self.rows if c.processes > 1})
         return (f"{n} collective{'s' if n != 1 else ''} on "
-                f"{self.devices} devices, {fmt_ibytes(self.bytes)} per device per call; "
+                f"{self.devices} devices, {fmt_bytes(self.bytes)} per device per call; "
                 f"{inserted} inserted by the partitioner, {n - inserted} "
                 "written" + (f"; {across} across processes" if across else ""))
 
@@ -143,7 +143,7 @@ class Collectives:
             arg = f" of {self.input_names[c.argument]}" if c.argument is not None and \
                 c.argument < len(self.input_names) else ""
             seconds = [x.seconds for x in cs if x.seconds is not None]
-            size = fmt_ibytes(sum(x.bytes for x in cs)) + \
+            size = fmt_bytes(sum(x.bytes for x in cs)) + \
                 (f" · {fmt_time(sum(seconds))}" if seconds else "")
             across = f" · across {c.processes} processes" if c.processes > 1 else ""
             n = len({x.instruction for x in cs})

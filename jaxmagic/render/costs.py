@@ -14,8 +14,8 @@ from typing import Iterator
 from ..core.cost import CostRow, is_communication
 from ..core.graph import Graph
 from . import html as H
-from .jit import fmt_ibytes, fmt_si, fmt_time
 from .text import visible
+from .units import fmt_bytes, fmt_si, fmt_time
 
 # Fill by share, half-decades on a log scale; light enough for dark ink.
 SCALE = ((0.30, "#f87171"), (0.10, "#fb923c"), (0.03, "#fdba74"), (0.01, "#fde68a"),
@@ -213,7 +213,7 @@ class Costs:
         for n in g.nodes.values():
             rows = [by_index[e] for e in n.eqns if e in by_index]
             if rows and all(is_communication(r.primitive) for r in rows):
-                out[n.id] = f"moves {fmt_ibytes(sum(r.bytes for r in rows))}"
+                out[n.id] = f"moves {fmt_bytes(sum(r.bytes for r in rows))}"
         return out
 
     # ---- text ------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .html import BORDER, DEVICE_COLOURS, INK, MONO, MUTED, PANEL, WARNING, esc, panel
-from .sharding import fmt_bytes
+from .units import fmt_bytes
 
 if TYPE_CHECKING:
     from ..core.devices import DeviceRow, DevicesModel

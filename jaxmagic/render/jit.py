@@ -13,66 +13,12 @@ import re
 from ..core.timing import JitMeasurement
 from .html import ERROR, INK, MONO, MUTED, PANEL, WARNING, esc, panel
 from .text import visible
+from .units import fmt_bytes, fmt_diff, fmt_si, fmt_time
 
 OK_GREEN = "#047857"
 EAGER_COLOUR = "#f59e0b"
 COMPILE_COLOUR = "#8b5cf6"
 JIT_COLOUR = "#2563eb"
-
-
-# ---- numbers ---------------------------------------------------------------------------
-
-
-def fmt_time(s: float | None) -> str:
-    """Seconds as %timeit shows them: 3 significant digits, ns / µs / ms / s."""
-    if s is None or (isinstance(s, float) and math.isnan(s)):
-        return "—"
-    if s == 0:
-        return "0 s"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
-        if abs(s) >= scale or unit == "ns":
-            v = s / scale
-            return f"{v:.3g} {unit}" if v < 1000 else f"{v:.0f} {unit}"
-    return f"{s:.3g} s"
-
-
-def fmt_si(x: float | None, unit: str = "") -> str:
-    if x is None:
-        return "—"
-    x = float(x)
-    for prefix, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(x) >= scale:
-            return f"{x / scale:.3g} {prefix}{unit}"
-    return f"{x:.3g} {unit}".rstrip()
-
-
-def fmt_bytes(n: float | None) -> str:
-    if n is None:
-        return "—"
-    n = float(n)
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{n:.0f} B"
-
-
-def fmt_ibytes(n: float | None) -> str:
-    """Bytes in binary units, as array sizes are counted: 2 MiB is a 512×1024 f32."""
-    if n is None:
-        return "—"
-    n = float(n)
-    for unit, scale in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{n:.0f} B"
-
-
-def fmt_diff(x: float | None) -> str:
-    if x is None:
-        return "—"
-    if math.isinf(x):
-        return "∞"
-    return "0" if x == 0 else f"{x:.2g}"
 
 
 def _loops(runs: int, loops: int) -> str:

@@ -15,8 +15,8 @@ from ..core.graph import Graph
 from ..core.memory import ARGUMENT, GRADIENT, RECOMPUTED, SAVED, UNATTRIBUTED, MemoryProfile
 from . import html as H
 from .costs import EMPHASIS, TOP_LEVEL, _chain, _columns, fill, fill_legend_html
-from .sharding import fmt_bytes
 from .text import visible
+from .units import fmt_bytes
 
 TOP_ROWS = 12
 TOP_GROUPS = 6

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from .html import BORDER, DEVICE_COLOURS, INK, MONO, MUTED, PANEL, WARNING, code, esc, panel
 from .text import visible
+from .units import fmt_bytes
 
 if TYPE_CHECKING:  # the model is plain data; render never needs jax at runtime
     from ..core.sharding import ArrayLayout, DeviceMark, ShardingModel, Tile
@@ -30,17 +31,7 @@ REPLICA_FILL = "#e4e7eb"  # a block on several devices: neutral, its chips carry
 CELL = f"background:{PANEL};color:{INK};text-align:left;border:none"
 
 
-# ---- numbers and words ------------------------------------------------------------------
-
-def fmt_bytes(n: int | None) -> str:
-    if n is None:
-        return "—"
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= scale:
-            v = n / scale
-            return f"{v:.3g} {unit}"
-    return f"{n} B"
-
+# ---- words ------------------------------------------------------------------
 
 def shape_text(shape: tuple[int, ...]) -> str:
     return "(" + ", ".join(str(n) for n in shape) + ("," if len(shape) == 1 else "") + ")"
@@ -518,4 +509,4 @@ def box(cells: list[list[str]]) -> list[str]:
     return out
 
 
-__all__ = ["ShardingView", "fmt_bytes", "box"]
+__all__ = ["ShardingView", "box"]
