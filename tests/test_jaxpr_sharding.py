@@ -416,3 +416,24 @@ def test_unreduced_types_are_shown_as_make_jaxpr_prints_them():
     assert "f32[2,2]{U:X}" in printed
     # JAX's own type stands: the compiler's propagated sharding writes no unreduced axes
     assert labels == {"f32[2,4@X]", "f32[4@X,2]", "f32[2,2]{U:X}"}
+
+
+def test_a_plain_jaxpr_writes_the_types_as_make_jaxpr_prints_them():
+    """No --sharding: an Explicit mesh's types (`f32[8@X,4]`) and a manual
+    axis's varying values (`{V:X}`) are part of every jaxpr JAX prints, so the edges say
+    them too."""
+    m = jax.make_mesh((8,), ("X",), axis_types=(AxisType.Explicit,))
+    x = put(m, (8, 4), P("X", None))
+
+    def f(a):
+        b = jnp.sin(a) * 2
+        return shard_map(lambda v: v + jax.lax.axis_index("X"), mesh=m, in_specs=P("X"),
+                         out_specs=P("X"))(b)
+
+    with (jax.set_mesh(m) if hasattr(jax, "set_mesh") else jax.sharding.use_mesh(m)):
+        printed = str(jax.make_jaxpr(f)(x))
+        view = jaxmagic.trace(f, x)
+    labels = {e.label for e in view.full.edges}
+    assert "f32[8@X,4]" in printed and "f32[8@X,4]" in labels
+    typed = {t for t in labels if "{" in t}
+    assert typed and all(t in printed for t in typed)

@@ -113,7 +113,9 @@ _AVAL_TEXT: dict[Any, str] = {}
 
 
 def aval_str(aval: Any) -> str:
-    """`f32[16,64]`, as JAX prints avals, from any shaped value."""
+    """`f32[16,64]`, as JAX prints avals in every jaxpr, from any shaped value: with the
+    sharding its type carries on an Explicit mesh (`f32[8@X,4]`), its varying manual axes
+    (`{V:i}`) and unreduced or reduced axes (`{U:X}`), as `jax.make_jaxpr` shows them."""
     try:
         return _AVAL_TEXT[aval]      # a 64-layer gradient prints 28,000 avals, 20 distinct
     except (KeyError, TypeError):
@@ -126,6 +128,8 @@ def aval_str(aval: Any) -> str:
 
 
 def _aval_text(aval: Any) -> str:
+    if hasattr(aval, "str_short"):
+        return _compat.typed_aval_str(aval)
     shape = getattr(aval, "shape", None)
     dtype = getattr(aval, "dtype", None)
     if shape is None or dtype is None:
