@@ -94,8 +94,8 @@ def programs():
 
 def judge(name, f, args):
     from jaxmagic.core import graph as G
-    from jaxmagic.core import memory as M
-    from jaxmagic.core.analysis import analyze
+    from jaxmagic.core.compiled import memory as M
+    from jaxmagic.core.compiled.analysis import analyze
     from jaxmagic.core.target import BoundCall
     from jaxmagic.core.trace import trace
 

@@ -65,7 +65,7 @@ def main():
 
     # overhead: steady time under the profiler (median wall per call, as measured by
     # the profile itself) against %timeit's best of the same compiled call
-    from jaxmagic.core.profile import compile_tagged, flat_args
+    from jaxmagic.core.compiled.profile import compile_tagged, flat_args
     from jaxmagic.core.target import BoundCall
     from jaxmagic.core.trace import trace
 

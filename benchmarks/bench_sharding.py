@@ -24,8 +24,9 @@ from transformer import make, model  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import jaxmagic  # noqa: E402
-from jaxmagic.core import collectives, cost, hlo  # noqa: E402
-from jaxmagic.core.analysis import analyze  # noqa: E402
+from jaxmagic.core import cost  # noqa: E402
+from jaxmagic.core.compiled import collectives, hlo  # noqa: E402
+from jaxmagic.core.compiled.analysis import analyze  # noqa: E402
 from jaxmagic.core.target import BoundCall  # noqa: E402
 from jaxmagic.core.trace import trace  # noqa: E402
 

@@ -336,7 +336,7 @@ def exclude_own_frames() -> None:
 exclude_own_frames()
 
 
-# ---- %jaxpr --profile (core/profile.py) ---------------------------------------------------
+# ---- %jaxpr --profile (core/compiled/profile.py) ---------------------------------------------
 
 def with_scope(eqn: Any, name: str, params: dict) -> Any:
     """A copy of `eqn` with `params` and `name` appended to its name stack: lowering writes
@@ -360,7 +360,7 @@ def jaxpr_as_fun(closed: Any):
     return _src_core.jaxpr_as_fun(closed)     # curried: a function of the arguments
 
 
-# ---- the analysis compile (core/analysis.py): XLA's dump files -----------------------------
+# ---- the analysis compile (core/compiled/analysis.py): XLA's dump files ----------------------
 
 def sharding_pass() -> str:
     """The XLA pass that propagates shardings: Shardy's (the default from 0.7) or GSPMD's
@@ -383,7 +383,7 @@ def buffer_dumps(buffer_assignment: str, live_range: str) -> tuple[str, str]:
     return head.split("\nTotal bytes used:")[0].rstrip() + "\n", (sep + tail).lstrip("\n")
 
 
-# ---- %jaxpr --sharding (core/graph.py, core/collectives.py) -------------------------------
+# ---- %jaxpr --sharding (core/graph.py, core/compiled/collectives.py) -------------------------
 
 def typed_aval_str(aval: Any) -> str:
     """A value's type as `jax.make_jaxpr` prints it: `f32[256@data,512]` on an Explicit

@@ -82,12 +82,12 @@ def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
         graph = _graph.build(traced)
     graph.notes[:0] = traced.notes
     if costs:
-        from .core.profile import cost_rows
+        from .core.compiled.profile import cost_rows
         from .render.costs import Costs
 
         rows, measured, problem = cost_rows(traced, graph, costs == "profile", budget)
         if measured is not None and options.get("collectives") is not None:
-            from .core.collectives import apart, charge_time
+            from .core.compiled.collectives import apart, charge_time
 
             charge_time(options["collectives"].rows, measured.instructions)
             rows = apart(rows, options["collectives"].rows, measured.charged)
@@ -101,7 +101,7 @@ def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
 
 def _sharding(traced):
     """(graph with sharded types, Collectives, the analysis or None) of a traced call."""
-    from .core import collectives as C
+    from .core.compiled import collectives as C
     from .render.collectives import Collectives
 
     analysis, types, specs, mesh, problem = C.prepare(traced)
@@ -123,8 +123,8 @@ def _sharding(traced):
 def _memory(traced, graph, analysis=None):
     """The compiled call's memory view, or None with a note on the graph saying why;
     `analysis`: the analysis compile --sharding already made."""
-    from .core.analysis import analyze
-    from .core.memory import memory_profile
+    from .core.compiled.analysis import analyze
+    from .core.compiled.memory import memory_profile
     from .render.memory import Memory
 
     try:
@@ -189,7 +189,7 @@ def compare_call(call: BoundCall, **options: Any) -> "JitComparison":
 
 def _costliest_groups(call: BoundCall, m: Any) -> list[tuple[str, float]]:
     """The three costliest groups of the call by estimated flops (name, share)."""
-    from .core.profile import cost_rows
+    from .core.compiled.profile import cost_rows
     from .render.costs import Costs
 
     try:

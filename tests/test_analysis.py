@@ -1,12 +1,12 @@
-"""core/analysis.py: the one analysis compile `--sharding` and `--memory` read from."""
+"""core/compiled/analysis.py: the one analysis compile `--sharding` and `--memory` read from."""
 import jax
 import jax.numpy as jnp
 import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from jaxmagic.core.analysis import analyze
-from jaxmagic.core.profile import TAG
+from jaxmagic.core.compiled.analysis import analyze
+from jaxmagic.core.compiled.profile import TAG
 from jaxmagic.core.target import BoundCall
 from jaxmagic.core.trace import trace
 

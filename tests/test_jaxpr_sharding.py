@@ -13,8 +13,8 @@ from jax.sharding import PartitionSpec as P
 import jaxmagic
 from jaxmagic import _compat
 from jaxmagic.core import graph as G
-from jaxmagic.core import propagation
-from jaxmagic.core.analysis import analyze
+from jaxmagic.core.compiled import propagation
+from jaxmagic.core.compiled.analysis import analyze
 from jaxmagic.core.target import BoundCall
 from jaxmagic.core.trace import trace
 
@@ -169,7 +169,7 @@ def test_help_names_the_option(ip):
 
 
 def test_groups_of_devices_map_to_mesh_axes():
-    from jaxmagic.core import hlo
+    from jaxmagic.core.compiled import hlo
 
     names, sizes = ("data", "model"), (2, 4)
     for text, axes in [("[2,4]<=[8]", ("model",)), ("[4,2]<=[2,4]T(1,0)", ("data",)),
@@ -230,8 +230,8 @@ def test_a_collectives_time_leaves_the_equation_it_was_joined_to():
     """The profiler joins the all-reduce's instruction to the second matmul; `apart`
     takes exactly what that charged the matmul and gives the collective its own row."""
     from jaxmagic.api import _sharding
-    from jaxmagic.core.collectives import apart, charge_time
-    from jaxmagic.core.profile import cost_rows
+    from jaxmagic.core.compiled.collectives import apart, charge_time
+    from jaxmagic.core.compiled.profile import cost_rows
 
     t = trace(BoundCall(mlp, mlp_args(), {}, ["x", "w1", "w2"], {}, "mlp(x, w1, w2)"))
     graph, found, _ = _sharding(t)

@@ -13,8 +13,8 @@ from test_releases import NEWEST, only_on, per_range
 import jaxmagic
 from jaxmagic import _compat
 from jaxmagic.core import graph as G
-from jaxmagic.core import memory as M
-from jaxmagic.core.analysis import analyze
+from jaxmagic.core.compiled import memory as M
+from jaxmagic.core.compiled.analysis import analyze
 from jaxmagic.core.target import BoundCall
 from jaxmagic.core.trace import trace
 from jaxmagic.render.memory import Memory, curve_svg
@@ -348,7 +348,7 @@ def _two_checkpoints():
 def _reads_cotangent(text: str) -> set[str]:
     """The reference, from XLA's compiled HLO and nothing of jaxmagic's joins: the entry
     instructions that parameter 0 (the cotangent) reaches, operand by operand."""
-    from jaxmagic.core import hlo
+    from jaxmagic.core.compiled import hlo
     program = hlo.parse(text)
     entry = {i.computation for i in program.values() if i.opcode == "parameter"
              and i.operand_text.strip() == "0" and i.name.startswith("args_0")}
@@ -402,7 +402,7 @@ def test_a_computed_value_is_never_named_after_an_input():
     t = traced(lambda ct, *a: jax.vjp(f, *a)[1](ct), *args)
     a = analyze(t)
     p = M.memory_profile(t, G.build(t), a)
-    from jaxmagic.core import hlo
+    from jaxmagic.core.compiled import hlo
     from jaxmagic.core.cost import walk
     program = hlo.parse(a.compiled_text)
     eqns = {i: e for i, e, *_ in walk(t.jaxpr)}
@@ -432,7 +432,7 @@ def test_a_scans_counters_and_copies_are_not_gradients_nor_saved_activations():
                jnp.ones((4, 64, 64)), jnp.ones((32, 64)))
     a = analyze(t)
     p = M.memory_profile(t, G.build(t), a)
-    from jaxmagic.core import hlo
+    from jaxmagic.core.compiled import hlo
     program = hlo.parse(a.compiled_text)
     entry = program["args_0_.1"].computation
     reached = _reads_cotangent(a.compiled_text)
@@ -483,7 +483,7 @@ def test_a_checkpoint_policys_recomputation_holds_no_gradient(remat3):
     finally:
         if remat3:
             jax.config.update("jax_remat3", before)
-    from jaxmagic.core import hlo
+    from jaxmagic.core.compiled import hlo
     program = hlo.parse(a.compiled_text)
     entry = program["args_0_.1"].computation
     reached = _reads_cotangent(a.compiled_text)

@@ -8,7 +8,7 @@ import pytest
 from conftest import run
 
 import jaxmagic
-from jaxmagic.core import profile as P
+from jaxmagic.core.compiled import profile as P
 from jaxmagic.core.target import BoundCall
 from jaxmagic.core.trace import trace
 

@@ -181,8 +181,8 @@ def test_propagated_sharding_text_reads_as_the_same_spec(first, last, text):
     from jax.sharding import AxisType, NamedSharding
     from jax.sharding import PartitionSpec as P
 
-    from jaxmagic.core import propagation
-    from jaxmagic.core.analysis import analyze
+    from jaxmagic.core.compiled import propagation
+    from jaxmagic.core.compiled.analysis import analyze
     from jaxmagic.core.target import BoundCall
     from jaxmagic.core.trace import trace
 

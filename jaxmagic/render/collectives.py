@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Iterator
 
-from ..core.collectives import Collective
+from ..core.compiled.collectives import Collective
 from ..core.graph import Graph
 from . import html as H
 from .text import visible

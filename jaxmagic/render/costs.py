@@ -85,7 +85,7 @@ class Costs:
     @classmethod
     def of(cls, rows: list[CostRow], measured=None, *, func_name: str = "f",
            problem: str | None = None) -> "Costs":
-        """From `core.profile.cost_rows`: measured when `measured`, else estimated."""
+        """From `core.compiled.profile.cost_rows`: measured when `measured`, else estimated."""
         if measured is None:
             notes = [f"the profiler is unavailable ({problem}); showing costs estimated "
                      "from shapes, as --cost does"] if problem else []

@@ -1,6 +1,6 @@
 """`Memory`: where a compiled call's memory goes, for `%jaxpr --memory` and `view.memory`.
 
-The data is `core.memory.MemoryProfile` (the live-bytes curve over XLA's schedule and the
+The data is `core.compiled.memory.MemoryProfile` (the live-bytes curve over XLA's schedule and the
 buffers alive at its peak); this view adds the graph overlay (fill by bytes held live at
 the peak on a log scale, "12 MiB at peak" on groups, the peak's equation outlined), the
 totals beside the picture, a small static chart of the curve, and a text form.
@@ -11,8 +11,15 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+from ..core.compiled.memory import (
+    ARGUMENT,
+    GRADIENT,
+    RECOMPUTED,
+    SAVED,
+    UNATTRIBUTED,
+    MemoryProfile,
+)
 from ..core.graph import Graph
-from ..core.memory import ARGUMENT, GRADIENT, RECOMPUTED, SAVED, UNATTRIBUTED, MemoryProfile
 from . import html as H
 from .costs import EMPHASIS, TOP_LEVEL, _chain, _columns, fill, fill_legend_html
 from .text import visible

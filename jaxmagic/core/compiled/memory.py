@@ -21,11 +21,11 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .. import _compat
+from ... import _compat
+from ..cost import CostRow, _param, estimate, rows, sub_jaxprs, walk
+from ..trace import Traced
 from .analysis import Analysis
-from .cost import CostRow, _param, estimate, rows, sub_jaxprs, walk
 from .profile import Instructions
-from .trace import Traced
 
 # kinds of buffers live at the peak
 ARGUMENT, OUTPUT, SAVED, RECOMPUTED, GRADIENT, TEMPORARY, CONSTANT, UNATTRIBUTED = (

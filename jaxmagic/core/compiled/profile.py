@@ -28,9 +28,9 @@ from typing import Any, Iterable
 
 import jax
 
-from .. import _compat
-from .cost import EqnCost, estimate, rows, sub_jaxprs
-from .trace import Traced
+from ... import _compat
+from ..cost import EqnCost, estimate, rows, sub_jaxprs
+from ..trace import Traced
 
 TAG = "jaxmagic#"
 _TAG_RE = re.compile(re.escape(TAG) + r"(\d+)")
@@ -110,7 +110,7 @@ def donated_leaves(traced: Traced) -> tuple[int, ...]:
     `jax.jit`'s `donate_argnums` / `donate_argnames`, or a `jax.pmap` or jit inside it that
     is handed an input (its jaxpr says so); a compile for analysis reuses their memory for
     outputs, as the user's program does."""
-    from .libraries import unwrap_jit
+    from ..libraries import unwrap_jit
 
     inner = _compat.donated_inputs(traced.jaxpr)
     found = unwrap_jit(traced.call.func)

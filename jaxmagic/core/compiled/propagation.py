@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import _compat
+from ... import _compat
+from ..cost import walk
+from ..graph import aval_str
+from ..reshard import Spec, from_partitions, full
+from ..reshard import has_spec as _has_spec
 from . import hlo
-from .cost import walk
-from .graph import aval_str
-from .reshard import Spec, from_partitions, full
-from .reshard import has_spec as _has_spec
 
 
 def value_types(analysis: Any, traced: Any, names: tuple[str, ...],

@@ -21,9 +21,9 @@ from typing import Any
 
 import jax
 
-from .. import _compat
+from ... import _compat
+from ..trace import Traced
 from .profile import Instructions, compile_tagged, donated_leaves, instruction_tags
-from .trace import Traced
 
 
 @dataclass

@@ -15,11 +15,11 @@ from collections import defaultdict, deque
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .. import _compat
+from ... import _compat
+from ..cost import CostRow, estimate, rows
+from ..graph import COLLECTIVES
 from . import hlo, propagation
 from .analysis import Analysis, analyze
-from .cost import CostRow, estimate, rows
-from .graph import COLLECTIVES
 from .profile import flat_args
 
 KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
