@@ -1,5 +1,5 @@
-"""Just enough of XLA's HLO text to read collectives and shardings: instructions with their
-shapes, operands, attributes and the equation tags in their `op_name`.
+"""The one reader of XLA's HLO text: instructions with their shapes, operands, attributes,
+callees and the equation tags in their `op_name`, computations and the entry.
 
 Formats differ by release (replica groups `[2,4]<=[8]` or `{{0,1,2,3},{4,5,6,7}}`,
 shardings `{devices=[2,4]<=[8]}` or `{mesh['x'=2], [{'x'}, {}]}`); the parsers accept all
@@ -13,12 +13,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .profile import _TAG_RE
+# Every equation of the tagged copy of a jaxpr has its name stack end in TAG + its index;
+# lowering writes name stacks into each instruction's `op_name`.
+TAG = "jaxmagic#"
+TAG_RE = re.compile(re.escape(TAG) + r"(\d+)")
 
 _INSTRUCTION = re.compile(r"^\s*(ROOT\s+)?%?([\w.\-]+)\s*=\s*(.*)$")
 _COMPUTATION = re.compile(r"^(?:ENTRY\s+)?%?([\w.\-]+)\s.*\{\s*$")
 _ARRAY = re.compile(r"\b(pred|[subf]\d+|bf16|f8\w*|c64|c128|token)\[([\d,]*)\]")
 _OP_NAME = re.compile(r'op_name="((?:[^"\\]|\\.)*)"')
+_CALLEE = re.compile(r"\b(?:calls|to_apply|body|condition|true_computation|"
+                     r"false_computation)=%?([\w.\-]+)")
+_BRANCHES = re.compile(r"\bbranch_computations=\{([^}]*)\}")
 _ITEMSIZE = {"pred": 1, "bf16": 2, "c64": 8, "c128": 16, "token": 0}
 
 
@@ -35,6 +41,13 @@ class Instruction:
     computation: str
     tags: list[int] = field(default_factory=list)   # `jaxmagic#N` in op_name, outer first
     users: list[str] = field(default_factory=list)
+    root: bool = False             # its computation's ROOT
+
+    @property
+    def callees(self) -> list[str]:
+        """The computations it calls: a fusion's, a while's body and condition, branches."""
+        return _CALLEE.findall(self.attrs) + [
+            c.strip().lstrip("%") for b in _BRANCHES.findall(self.attrs) for c in b.split(",")]
 
     @property
     def result_bytes(self) -> list[int]:
@@ -92,16 +105,29 @@ def _split_call(rest: str) -> tuple[str, str, str, str] | None:
     return shape, m.group(1), tail[m.end():j - 1], tail[j:].lstrip(", ")
 
 
-def parse(text: str) -> dict[str, Instruction]:
-    """Every instruction of an HLO module text, by name, with its users filled in."""
+@dataclass
+class Module:
+    """An HLO module: its instructions by name (users filled in), in text order."""
+
+    name: str
+    entry: str                              # the ENTRY computation
+    instructions: dict[str, Instruction]
+
+
+def read(text: str) -> Module:
+    """Every instruction of an HLO module text, and the module's name and entry."""
     out: dict[str, Instruction] = {}
-    computation = ""
+    name = entry = computation = ""
     for line in text.splitlines():
+        if line.startswith("HloModule "):
+            name = line.split()[1].rstrip(",")
+            continue
         m = _INSTRUCTION.match(line)
         if m is None:
             c = _COMPUTATION.match(line)
             if c:
                 computation = c.group(1)
+                entry = computation if line.startswith("ENTRY") else entry
             continue
         parts = _split_call(m.group(3))
         if parts is None:
@@ -109,14 +135,19 @@ def parse(text: str) -> dict[str, Instruction]:
         shape, opcode, operands, attrs = parts
         names = re.findall(r"%([\w.\-]+)", operands)
         op_name = _OP_NAME.search(attrs)
-        tags = [int(t) for t in _TAG_RE.findall(op_name.group(1))] if op_name else []
+        tags = [int(t) for t in TAG_RE.findall(op_name.group(1))] if op_name else []
         out[m.group(2)] = Instruction(m.group(2), opcode, shape, names, operands, attrs,
-                                      computation, tags)
+                                      computation, tags, root=bool(m.group(1)))
     for ins in out.values():
         for o in ins.operands:
             if o in out:
                 out[o].users.append(ins.name)
-    return out
+    return Module(name, entry, out)
+
+
+def parse(text: str) -> dict[str, Instruction]:
+    """Every instruction of an HLO module text, by name, with its users filled in."""
+    return read(text).instructions
 
 
 def op_name_tags(ins: Instruction) -> list[list[int]]:
@@ -128,7 +159,7 @@ def op_name_tags(ins: Instruction) -> list[list[int]]:
     text = m.group(1)
     inner = re.search(r"\((.*)\)\s*$", text)
     parts = re.split(r"[;:]", inner.group(1) if inner and ":" in inner.group(1) else text)
-    return [tags for tags in ([int(t) for t in _TAG_RE.findall(p)] for p in parts) if tags]
+    return [tags for tags in ([int(t) for t in TAG_RE.findall(p)] for p in parts) if tags]
 
 
 # ---- device groups and tile assignments -----------------------------------------------

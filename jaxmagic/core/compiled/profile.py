@@ -31,9 +31,8 @@ import jax
 from ... import _compat
 from ..cost import EqnCost, estimate, rows, sub_jaxprs
 from ..trace import Traced
-
-TAG = "jaxmagic#"
-_TAG_RE = re.compile(re.escape(TAG) + r"(\d+)")
+from . import hlo
+from .hlo import TAG
 
 
 class ProfilerUnavailable(RuntimeError):
@@ -150,15 +149,8 @@ def compile_tagged(traced: Traced, prefix: str = "jaxmagic_profile_",
     return compiled, compiled.as_text()
 
 
-# ---- HLO text: which equations each instruction stands for -------------------------------
+# ---- which equations each instruction stands for -----------------------------------------
 
-_COMPUTATION = re.compile(r"^(?:ENTRY\s+)?%?([\w.\-]+)\s.*\{\s*$")
-_INSTRUCTION = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*(.*)$")
-_OPCODE = re.compile(r"\s([a-z][\w\-]*)\(")
-_CALLEE = re.compile(r"\b(?:calls|to_apply|body|condition|true_computation|"
-                     r"false_computation)=%?([\w.\-]+)")
-_BRANCHES = re.compile(r"\bbranch_computations=\{([^}]*)\}")
-_OP_NAME = re.compile(r'op_name="((?:[^"\\]|\\.)*)"')
 MATMUL_OPCODES = ("dot", "convolution")
 # instructions whose callees run inside their own event: a fusion's computation, and a
 # call's (XLA:CPU compiles a small while loop into one kernel behind a `call`)
@@ -185,35 +177,27 @@ class Instructions:
 
 
 def instruction_tags(hlo_text: str) -> Instructions:
-    """Read the equations each instruction came from out of its `op_name` metadata."""
-    out = Instructions("", {}, set())
-    own: dict[str, set[int]] = {}
-    opcode = out.opcode
-    callees: dict[str, list[str]] = {}
+    """Read the equations each instruction came from out of its `op_name` metadata (its
+    own: the innermost tag; a fusion's or call's: those of everything it calls)."""
+    module = hlo.read(hlo_text)
+    program = module.instructions
+    out = Instructions(module.name, {}, set(), entry=module.entry)
     members: dict[str, list[str]] = defaultdict(list)   # computation → instructions
-    current = None
-    for line in hlo_text.splitlines():
-        if line.startswith("HloModule "):
-            out.module = line.split()[1].rstrip(",")
-            continue
-        m = _INSTRUCTION.match(line)
-        if m and current is not None:
-            name, rest = m.groups()
-            op = _OPCODE.search(" " + rest)
-            opcode[name] = op.group(1) if op else ""
-            tag = _OP_NAME.search(rest)
-            found = _TAG_RE.findall(tag.group(1)) if tag else []
-            own[name] = {int(found[-1])} if found else set()
-            callees[name] = _CALLEE.findall(rest) + [
-                c.strip().lstrip("%") for b in _BRANCHES.findall(rest) for c in b.split(",")]
-            members[current].append(name)
-            _structure(out, name, rest, op, current, line.lstrip().startswith("ROOT "))
-            continue
-        m = _COMPUTATION.match(line)
-        if m:
-            current = m.group(1)
-            if line.startswith("ENTRY"):
-                out.entry = current
+    for name, ins in program.items():
+        members[ins.computation].append(name)
+        out.opcode[name] = ins.opcode
+        out.operands[name] = ins.operands
+        out.computation[name] = ins.computation
+        if ins.root:
+            out.roots[ins.computation] = name
+        if ins.tags:
+            out.own[name] = ins.tags[-1]
+        if ins.opcode == "parameter" and ins.operand_text.strip().isdigit():
+            out.parameters[name] = int(ins.operand_text)
+        elif ins.opcode == "get-tuple-element" and (k := ins.attr("index")) is not None:
+            out.index[name] = int(k)
+        elif ins.opcode == "while" and (b := ins.attr("body")) is not None:
+            out.bodies[name] = b.lstrip("%")
 
     def inside(comps: list[str], seen: set) -> tuple[set[int], bool]:
         tags, matmul = set(), False
@@ -221,55 +205,20 @@ def instruction_tags(hlo_text: str) -> Instructions:
             if comp in seen:
                 continue
             seen.add(comp)
-            for ins in members.get(comp, ()):
-                t, mm = inside(callees[ins], seen)
-                tags |= own[ins] | t
-                matmul = matmul or mm or opcode[ins] in MATMUL_OPCODES
+            for name in members.get(comp, ()):
+                t, mm = inside(program[name].callees, seen)
+                tags |= set(program[name].tags[-1:]) | t
+                matmul = matmul or mm or program[name].opcode in MATMUL_OPCODES
         return tags, matmul
 
-    for name in own:
-        t, mm = inside(callees[name], set()) if opcode[name] in _INLINING else (set(), False)
-        out.tags[name] = own[name] | t
-        if mm or opcode[name] in MATMUL_OPCODES:
+    for name, ins in program.items():
+        t, mm = inside(ins.callees, set()) if ins.opcode in _INLINING else (set(), False)
+        out.tags[name] = set(ins.tags[-1:]) | t
+        if mm or ins.opcode in MATMUL_OPCODES:
             out.matmul.add(name)
-        out.own.update((name, e) for e in own[name])
-        for comp in callees[name]:
+        for comp in ins.callees:
             out.callers.setdefault(comp, name)
     return out
-
-
-_PARAMETER = re.compile(r"^parameter\((\d+)\)")
-_INDEX = re.compile(r"\bindex=(\d+)")
-_BODY = re.compile(r"\bbody=%?([\w.\-]+)")
-
-
-def _structure(out: Instructions, name: str, rest: str, op: Any, computation: str,
-               root: bool) -> None:
-    """Record where an instruction sits and what it reads (for joins beyond its tag)."""
-    out.computation[name] = computation
-    if root:
-        out.roots[computation] = name
-    if op is None:
-        return
-    call = rest[op.start(1) - 1:]      # `op` matched " " + rest: "fusion(%a, %b), …"
-    args, depth = call[len(op.group(1)):], 0
-    for i, ch in enumerate(args):
-        depth += {"(": 1, ")": -1}.get(ch, 0)
-        if depth == 0:
-            args = args[:i]
-            break
-    out.operands[name] = re.findall(r"%([\w.\-]+)", args)
-    p = _PARAMETER.match(call)
-    if p:
-        out.parameters[name] = int(p.group(1))
-    elif op.group(1) == "get-tuple-element":
-        k = _INDEX.search(call)
-        if k:
-            out.index[name] = int(k.group(1))
-    elif op.group(1) == "while":
-        b = _BODY.search(call)
-        if b:
-            out.bodies[name] = b.group(1)
 
 
 # ---- the xplane: self time per executed instruction --------------------------------------
