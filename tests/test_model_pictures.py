@@ -252,3 +252,58 @@ def test_a_pmapped_step_opens_past_the_pmap_plumbing(ip):
     assert "step" in drawn, (sorted(drawn), view.notes)
     plumbing = [n for n in drawn.values() if n.kind == "group"]
     assert [len(n.eqns) for n in plumbing] == [81], sorted(drawn)
+
+
+SCHEDULED = """
+import optax
+import flax.linen as nn
+from flax.training import train_state
+
+class Block(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return x + nn.Dense(16)(nn.relu(nn.Dense(16)(nn.LayerNorm()(x))))
+
+class Net(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        for _ in range(4):
+            x = Block()(x)
+        return nn.Dense(4)(x)
+
+net = Net()
+x, y = jnp.ones((8, 16)), jnp.zeros((8,), jnp.int32)
+params = net.init(jax.random.key(0), x)['params']
+
+def schedule(step):
+    return 1e-3 * jnp.minimum(1.0, (step + 1) / 100)
+
+def loss_fn(params, state, x, y):
+    logits = state.apply_fn({'params': params}, x)
+    return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+
+@jax.jit
+def train_step(state, x, y):
+    loss, grads = jax.value_and_grad(loss_fn)(state.params, state, x, y)
+    return state.apply_gradients(grads=grads), loss
+"""
+
+
+@pytest.mark.parametrize("rate", ["1e-3", "schedule"])
+def test_an_optimizer_calling_a_schedule_back_stays_one_group(ip, rate):
+    """Issue 25.1: `optax.adamw(schedule)` calls the user's schedule back from inside
+    `state.apply_gradients`; the update spilled into the step's top level (loose `×26
+    leaves` ops beside `loss_fn`) and the model was no longer drawn open."""
+    ip.run_cell(SCHEDULED)
+    ip.run_cell(f"state = train_state.TrainState.create(apply_fn=net.apply, params=params, "
+                f"tx=optax.adamw({rate}))")
+    view = ip.run_line_magic("jaxpr", "-o train_step(state, x, y)")
+    full = view.full
+    update = [c for c in full.clusters.values() if c.label == "state.apply_gradients"]
+    assert len(update) == 1, sorted({c.title for c in full.clusters.values()})
+    if rate == "schedule":
+        inside = [c for c in full.clusters.values() if c.label == "schedule"]
+        assert inside and all(update[0].id in G._ancestors(full, c.id) for c in inside)
+    loose = [n for n in view.graph.nodes.values() if n.kind == "op" and n.cluster is None]
+    assert not loose, [n.title for n in loose]
+    assert "Block_1 ×3" in {c.title for c in view.graph.clusters.values()}, view.text()

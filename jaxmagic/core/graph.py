@@ -212,7 +212,8 @@ def _unrepeated(names: tuple[str, ...]) -> tuple[str, ...]:
 class _Builder:
     def __init__(self, wrappers: frozenset[str] = frozenset(), sharding: bool = False,
                  types: dict | None = None, specs: dict | None = None) -> None:
-        self.wrappers = wrappers      # library calls that called back: drawn as their inside
+        self.wrappers = wrappers      # library calls that called the user's code back
+        self.wrapping: set[int] = set()   # their clusters (`_unwrap` decides which stay)
         # edge labels: `f32[256,512]`, or with `sharding` the type as JAX prints it,
         # `f32[256@data,512]`, `f32[8,4]{V:i}`; `types`: the compiler's choice for values
         # whose type has none (an Auto mesh), by variable
@@ -292,7 +293,7 @@ class _Builder:
             if key not in scopes:
                 parent = scopes[(names[: k - 1], backward)]
                 call = calltree.parse(names[k - 1])
-                if call and (k == 1 and call[0] == alias or call[0] in self.wrappers) or \
+                if call and k == 1 and call[0] == alias or \
                         not call and _beside_a_call(names, k - 1):
                     scopes[key] = parent
                     continue
@@ -304,6 +305,8 @@ class _Builder:
                 scopes[key] = self.cluster(
                     "scope", names[k - 1], parent, self._level_of(parent, level) + 1,
                     detail=() if call else ("named scope",), backward=backward, label=label)
+                if call and call[0] in self.wrappers:
+                    self.wrapping.add(scopes[key])
         return scopes[(names, backward)]
 
     def _named_for(self, cluster: int | None, label: str) -> bool:
@@ -517,6 +520,7 @@ def build(traced: Traced, sharding: bool = False, types: dict | None = None,
         env[v] = b.node("const", name or "const", None, detail=(aval_str(v.aval),),
                         arg=re.match(r"[^\[.]+", name).group(0) if name else _CAPTURED)
     b.walk(top, env, None, 0)
+    _unwrap(b)
     _merge_lone_calls(b)
     if traced.pmap:
         _as_pmap(b, traced.func_name)
@@ -576,6 +580,50 @@ def _signatures(b: _Builder) -> None:
             parts.append(b.clusters[i].signature if kind == "c" else
                          b.nodes[i].signature or f"{b.nodes[i].kind}:{b.nodes[i].title}")
         c.signature = hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
+
+
+def _unwrap(b: _Builder) -> None:
+    """A library call that called the user's code back is drawn as what it calls where
+    that is its work (`nnx.value_and_grad(loss_fn)`, Linen's `model.apply`, Haiku's
+    `apply`: the user's calls hold at least half its equations); otherwise it is a step of
+    its own (an optimizer's update calling a learning-rate schedule) and stays one group,
+    the user's code drawn inside it. Innermost first, so a wrapper inside another counts
+    as the calls it is drawn as."""
+    ops: Counter = Counter()
+    for n in b.nodes.values():
+        if n.kind == "op":
+            ops[n.cluster] += 1
+    children: dict[int | None, list[int]] = defaultdict(list)
+    for c in b.clusters.values():
+        children[c.parent].append(c.id)
+
+    def total(c: int) -> int:
+        return ops[c] + sum(total(k) for k in children[c])
+
+    def called_back(c: int) -> int:
+        """Equations in the outermost recorded calls of the user's code below `c`."""
+        out = 0
+        for k in children[c]:
+            x = b.clusters[k]
+            if x.kind == "scope" and calltree.parse(x.title) and k not in b.wrapping:
+                out += total(k)
+            else:
+                out += called_back(k)
+        return out
+
+    for c in sorted(b.wrapping, key=lambda c: -c):
+        if c not in b.clusters or 2 * called_back(c) < total(c):
+            continue
+        outer = b.clusters[c].parent
+        items = b.order[outer]
+        at = items.index(("c", c))
+        items[at:at + 1] = b.order.pop(c, [])
+        for k in children.pop(c, []):
+            children[outer].append(k)
+        children[outer].remove(c)
+        ops[outer] += ops.pop(c, 0)
+        _absorb(b, c, outer)
+    b.wrapping &= set(b.clusters)
 
 
 def _merge_lone_calls(b: _Builder) -> None:
