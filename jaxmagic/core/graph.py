@@ -483,8 +483,7 @@ def _where(eqn: Any) -> tuple[str, str]:
     """The user's line: the innermost frame outside JAX and installed libraries (Optax's
     `<lambda>:398` tells a reader nothing)."""
     frames = list(_compat.source_frames(eqn))
-    skip = calltree.library_dirs()
-    src = next((f for f in frames if not f[0].startswith(skip)), None)
+    src = next((f for f in frames if not calltree.is_library_file(f[0])), None)
     if src is None:
         return "", ""
     where, text = _where_text(*src)
