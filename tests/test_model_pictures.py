@@ -307,3 +307,61 @@ def test_an_optimizer_calling_a_schedule_back_stays_one_group(ip, rate):
     loose = [n for n in view.graph.nodes.values() if n.kind == "op" and n.cluster is None]
     assert not loose, [n.title for n in loose]
     assert "Block_1 ×3" in {c.title for c in view.graph.clusters.values()}, view.text()
+
+
+EQX_CNN = """
+import equinox as eqx, optax
+class CNN(eqx.Module):
+    layers: list
+    def __init__(self, key):
+        key1, key2, key3, key4 = jax.random.split(key, 4)
+        self.layers = [
+            eqx.nn.Conv2d(1, 3, kernel_size=4, key=key1),
+            eqx.nn.MaxPool2d(kernel_size=2),
+            jax.nn.relu,
+            jnp.ravel,
+            eqx.nn.Linear(1728, 512, key=key2),
+            jax.nn.sigmoid,
+            eqx.nn.Linear(512, 64, key=key3),
+            jax.nn.relu,
+            eqx.nn.Linear(64, 10, key=key4),
+            jax.nn.log_softmax,
+        ]
+    def __call__(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+model = CNN(jax.random.key(0))
+def loss(model, x, y):
+    pred_y = jax.vmap(model)(x)
+    return cross_entropy(y, pred_y)
+def cross_entropy(y, pred_y):
+    pred_y = jnp.take_along_axis(pred_y, jnp.expand_dims(y, 1), axis=1)
+    return -jnp.mean(pred_y)
+optim = optax.adamw(3e-4)
+opt_state = optim.init(eqx.filter(model, eqx.is_array))
+@eqx.filter_jit
+def make_step(model, opt_state, x, y):
+    loss_value, grads = eqx.filter_value_and_grad(loss)(model, x, y)
+    updates, opt_state = optim.update(grads, opt_state, eqx.filter(model, eqx.is_array))
+    model = eqx.apply_updates(model, updates)
+    return model, opt_state, loss_value
+x = jnp.ones((64, 1, 28, 28)); y = jnp.zeros((64,), jnp.int32)
+"""
+
+
+def test_the_model_opens_before_the_optimizer_and_its_backward_after_it(ip):
+    """Issue 25.2: Equinox's CNN tutorial step opened `optim.update` down to Adam's
+    per-leaf arithmetic (and `jit: _where`) while the user's `CNN` stayed one closed
+    box. The path to the model opens first, a backward only after its forward twin, and
+    library steps last."""
+    ip.run_cell(EQX_CNN)
+    view = ip.run_line_magic("jaxpr", "-o make_step(model, opt_state, x, y)")
+    opened = {c.label for c in view.graph.clusters.values()}
+    assert "CNN" in opened, view.text()
+    assert "optim.update" not in opened and "jit: _where" not in opened, sorted(opened)
+    for c in view.graph.clusters.values():
+        if c.backward:       # each open backward group's forward twin is open too
+            assert any(f.label == c.label and not f.backward
+                       for f in view.graph.clusters.values()), c.title
+    assert view.graph.grouping == "equation", view.notes

@@ -196,6 +196,7 @@ class _Recorder:
         self.modules: list[int | None] = []   # per open scope: id of the module called
         self.counts: dict[tuple, int] = {}
         self.wrappers: set[str] = set()       # library calls that called the user's code
+        self.library_calls: set[str] = set()  # labels of calls into a library's functions
 
     def _kind(self, code) -> int:
         entry = self.kinds.get(id(code))     # by id: hashing a code object hashes its body
@@ -252,7 +253,9 @@ class _Recorder:
         if kind == _LIBRARY and not code.co_name.startswith("__") and \
                 frame.f_back is not None and self._is_user(frame.f_back.f_code) and \
                 not (self.bases and isinstance(_receiver(frame), self.bases)):
-            return _library_label(frame), True      # (a module's call is its own scope)
+            label = _library_label(frame)           # (a module's call is its own scope)
+            self.library_calls.add(label)
+            return label, True
         return None
 
     def enter(self, frame) -> bool:
@@ -400,19 +403,21 @@ def _monitoring(rec: _Recorder) -> Iterator[None]:
 
 
 @contextmanager
-def recording() -> Iterator[set[str]]:
-    """Name every call traced inside the block (see the module doc); yields the set that,
-    at the end, holds the labels of the library calls that were wrappers."""
+def recording() -> Iterator["_Recorder"]:
+    """Name every call traced inside the block (see the module doc); yields the recorder,
+    whose `wrappers` at the end holds the labels of the library calls that called the
+    user's code back, and `library_calls` those of every call into a library's
+    functions."""
     rec = _Recorder()
     try:
         if hasattr(sys, "monitoring"):
             with _monitoring(rec):
-                yield rec.wrappers
+                yield rec
         else:
             previous = sys.getprofile()
             sys.setprofile(rec.profiler())
             try:
-                yield rec.wrappers
+                yield rec
             finally:
                 sys.setprofile(previous)
     finally:

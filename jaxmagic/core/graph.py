@@ -82,6 +82,7 @@ class Cluster:
     backward: bool = False    # the backward pass of a call (its own group: acyclic)
     label: str = ""           # the call's name without its instance number
     repeat: int = 1           # a folded series: this cluster stands for `repeat` calls
+    library: bool = False     # a call into a library's functions (`optimizer.update`)
 
 
 @dataclass
@@ -211,7 +212,9 @@ def _unrepeated(names: tuple[str, ...]) -> tuple[str, ...]:
 
 class _Builder:
     def __init__(self, wrappers: frozenset[str] = frozenset(), sharding: bool = False,
-                 types: dict | None = None, specs: dict | None = None) -> None:
+                 types: dict | None = None, specs: dict | None = None,
+                 library_calls: frozenset[str] = frozenset()) -> None:
+        self.library_calls = library_calls
         self.wrappers = wrappers      # library calls that called the user's code back
         self.wrapping: set[int] = set()   # their clusters (`_unwrap` decides which stay)
         # edge labels: `f32[256,512]`, or with `sharding` the type as JAX prints it,
@@ -307,6 +310,8 @@ class _Builder:
                     detail=() if call else ("named scope",), backward=backward, label=label)
                 if call and call[0] in self.wrappers:
                     self.wrapping.add(scopes[key])
+                if call and call[0] in self.library_calls:
+                    self.clusters[scopes[key]].library = True
         return scopes[(names, backward)]
 
     def _named_for(self, cluster: int | None, label: str) -> bool:
@@ -508,7 +513,7 @@ def build(traced: Traced, sharding: bool = False, types: dict | None = None,
     as `types` gives them (the compiler's propagated shardings, by variable), and an
     edge whose value the reader needs sharded otherwise (by `specs` where the type has no
     sharding) says how."""
-    b = _Builder(traced.wrappers, sharding, types, specs)
+    b = _Builder(traced.wrappers, sharding, types, specs, traced.library_calls)
     top = _compat.open_jaxpr(traced.jaxpr)
     env: dict = {}
     args = traced.in_args or [""] * len(traced.in_names)

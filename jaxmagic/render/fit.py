@@ -10,6 +10,7 @@ came out too wide, chooses again with a budget scaled by the measured ratio.
 """
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -203,15 +204,16 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
 
     if first and fit_(opened | first, by_line):
         opened = opened | first
+    model = _model(folded, children)
+    twins = _twins(folded)
     frontier = [c for p in [None, *opened] for c in children[p] if c not in opened]
     while frontier:
-        # big first; a backward pass weighs half (it mirrors its forward), a library's
-        # call (its equations all at the one line that called it: an optimizer's update)
-        # a quarter
-        frontier.sort(key=lambda c: -folded.clusters[c].num_equations
-                      * (0.5 if folded.clusters[c].backward else 1)
-                      * (0.25 if spread[c] < 2 else 1))
-        c = frontier.pop(0)
+        ready = [c for c in frontier if not folded.clusters[c].backward
+                 or not twins.get(c) or twins[c] & opened]
+        if not ready:
+            break
+        c = min(ready, key=lambda c: _order(folded.clusters[c], model, spread[c]))
+        frontier.remove(c)
         core = _core(folded, c, children[c])
         if fit_(opened | {c}, by_line):
             opened = opened | {c}
@@ -225,6 +227,48 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
             # equations, JAX's): one box for those, and the calls inside drawn
             opened, by_line = opened | {c}, by_line | {c}
     return opened, by_line
+
+
+def _order(c: G.Cluster, model: set[int], spread: int) -> tuple:
+    """The user's model first: the calls on the path to it (their functions, their
+    modules, a model library's modules, and the jit, scan or pmap around them), forward
+    before backward; then the rest (an optimizer's update, a loss's library helper, JAX's
+    own `jit: _where`), each tier biggest first (a library call's weight a quarter where
+    its equations all come from the one line that called it)."""
+    tier = (0 if c.id in model else 2) + (1 if c.backward else 0)
+    return tier, -c.num_equations * (0.25 if spread < 2 and c.id not in model else 1), c.id
+
+
+def _model(g: G.Graph, children: dict) -> set[int]:
+    """The clusters that are, or hold, the user's code or a model's module: a recorded
+    call or named scope (not a call into a library's functions, whatever it calls back),
+    and any jit, scan, cond, remat or pmap with one of those inside."""
+    out: set[int] = set()
+
+    def visit(c: int) -> bool:
+        below = [visit(k) for k in children[c]]
+        x = g.clusters[c]
+        mine = not x.library and (x.kind == "scope" or any(below))
+        if mine:
+            out.add(c)
+        return mine
+
+    for top in children[None]:
+        visit(top)
+    return out
+
+
+def _twins(g: G.Graph) -> dict[int, set[int]]:
+    """Each backward cluster → the forward clusters it mirrors: the same calls (labels
+    without Linen's `_3` suffix: a folded series starts at its other end) from the top."""
+    def key(c: int) -> tuple:
+        return tuple(re.sub(r"_\d+$", "", g.clusters[a].label) for a in G._ancestors(g, c))
+
+    forward: dict[tuple, set[int]] = defaultdict(set)
+    for c in g.clusters.values():
+        if not c.backward:
+            forward[key(c.id)].add(c.id)
+    return {c.id: forward.get(key(c.id), set()) for c in g.clusters.values() if c.backward}
 
 
 def _core(g: G.Graph, c: int, children: list[int]) -> int | None:
