@@ -249,8 +249,9 @@ def test_a_pmapped_step_opens_past_the_pmap_plumbing(ip):
     if not any(n.primitive == "squeeze" and not n.where for n in view.full.nodes.values()):
         pytest.skip("this JAX's pmap is one xla_pmap, with no equations of its own")
     drawn = {n.title: n for n in view.graph.nodes.values() if n.kind in ("call", "group")}
-    assert "step" in drawn, (sorted(drawn), view.notes)
-    plumbing = [n for n in drawn.values() if n.kind == "group"]
+    # the pmapped function's own call is the pmap group (issue 25.4): its lines are drawn
+    assert any(t.startswith("total = sum(") for t in drawn), (sorted(drawn), view.notes)
+    plumbing = [n for n in drawn.values() if n.title == G.NO_LINE]
     assert [len(n.eqns) for n in plumbing] == [81], sorted(drawn)
 
 
@@ -365,3 +366,68 @@ def test_the_model_opens_before_the_optimizer_and_its_backward_after_it(ip):
             assert any(f.label == c.label and not f.backward
                        for f in view.graph.clusters.values()), c.title
     assert view.graph.grouping == "equation", view.notes
+
+
+PMAPPED = """
+import flax.linen as nn, optax
+from flax.training import train_state
+class Block(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return x + nn.Dense(16)(nn.relu(nn.Dense(16)(nn.LayerNorm()(x))))
+class Net(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        for _ in range(4): x = Block()(x)
+        return nn.Dense(4)(x)
+net = Net()
+x = jnp.ones((8, 16)); y = jnp.zeros((8,), jnp.int32)
+params = net.init(jax.random.key(0), x)['params']
+state = train_state.TrainState.create(apply_fn=net.apply, params=params, tx=optax.adamw(1e-3))
+def train_step(state, x, y):
+    def loss_fn(params):
+        logits = state.apply_fn({'params': params}, x)
+        return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+    loss, grads = jax.value_and_grad(loss_fn)(state.params)
+    grads = jax.lax.pmean(grads, 'batch')
+    return state.apply_gradients(grads=grads), jax.lax.pmean(loss, 'batch')
+p_train_step = jax.pmap(train_step, axis_name='batch')
+v_train_step = jax.vmap(train_step, axis_name='batch')
+from flax import jax_utils
+pstate = jax_utils.replicate(state)
+px = jnp.ones((8, 8, 16)); py = jnp.zeros((8, 8), jnp.int32)
+"""
+
+
+def _acyclic(g) -> bool:
+    succ = {i: set() for i in g.nodes}
+    for e in g.edges:
+        succ[e.src].add(e.dst)
+    state = {}
+
+    def visit(i):
+        state[i] = 1
+        for j in succ[i]:
+            if state.get(j) == 1 or (j not in state and not visit(j)):
+                return False
+        state[i] = 2
+        return True
+    return all(i in state or visit(i) for i in g.nodes)
+
+
+def test_a_pmapped_train_step_opens_like_the_same_body_under_vmap(ip):
+    """Issue 25.4: under `jax.pmap(train_step, axis_name='batch')` the body was one closed
+    `train_step` box with an edge to `train_step · backward` and one back (a cycle), while
+    under `jax.vmap(..., axis_name='batch')` it opened: the pmapped function's own call is
+    the pmap group, and the model inside opens."""
+    ip.run_cell(PMAPPED)
+    pv = ip.run_line_magic("jaxpr", "-o p_train_step(pstate, px, py)")
+    vv = ip.run_line_magic("jaxpr", "-o v_train_step(pstate, px, py)")
+    drawn = {c.label for c in pv.graph.clusters.values()} | \
+        {n.title for n in pv.graph.nodes.values() if n.kind == "call"}
+    assert not {"train_step", "train_step · backward"} & drawn, sorted(drawn)
+    vdrawn = {c.label for c in vv.graph.clusters.values()} | \
+        {n.title for n in vv.graph.nodes.values() if n.kind == "call"}
+    assert {"loss_fn", "state.apply_gradients"} <= drawn & vdrawn, (sorted(drawn), sorted(vdrawn))
+    assert "Net" in {c.label for c in pv.graph.clusters.values()}, pv.text()
+    assert _acyclic(pv.graph)

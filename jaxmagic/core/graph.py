@@ -664,6 +664,19 @@ def _as_pmap(b: _Builder, name: str) -> None:
     b.order[outer.id] = [x for x in b.order[outer.id] if x != ("c", shard.id)] + \
         b.order.pop(shard.id)
     _absorb(b, shard.id, outer.id)
+    # the pmapped function's own call (and its backward pass) is the pmap group itself,
+    # as a traced function's is the picture (`unroot`) and a jit's is the jit: opened
+    # like the same body under `vmap(axis_name=…)`, not a box with an edge to its
+    # backward and one back
+    calls = [i for kind, i in b.order[outer.id] if kind == "c"]
+    labels = {calltree.parse(b.clusters[i].title) and b.clusters[i].label
+              if b.clusters[i].kind == "scope" else None for i in calls}
+    if len(labels) == 1 and None not in labels:
+        for i in calls:
+            items = b.order[outer.id]
+            at = items.index(("c", i))
+            items[at:at + 1] = b.order.pop(i, [])
+            _absorb(b, i, outer.id)
 
 
 def _absorb(b: _Builder, inner: int, outer: int) -> None:

@@ -226,6 +226,7 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
             # by line: where there are lines to tell apart, or none at all (a pmap's own
             # equations, JAX's): one box for those, and the calls inside drawn
             opened, by_line = opened | {c}, by_line | {c}
+            frontier += children[c]       # and they open in turn, while legible
     return opened, by_line
 
 
