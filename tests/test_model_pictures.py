@@ -431,3 +431,42 @@ def test_a_pmapped_train_step_opens_like_the_same_body_under_vmap(ip):
     assert {"loss_fn", "state.apply_gradients"} <= drawn & vdrawn, (sorted(drawn), sorted(vdrawn))
     assert "Net" in {c.label for c in pv.graph.clusters.values()}, pv.text()
     assert _acyclic(pv.graph)
+
+
+LINEN_RNN = """
+import flax.linen as nn, optax
+class Encoder(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        forward_lstm = nn.RNN(nn.LSTMCell(32), name='forward_lstm')
+        h = forward_lstm(x)
+        return nn.Dense(4)(h[:, -1])
+model = Encoder()
+x = jnp.ones((8, 10, 16)); y = jnp.zeros((8,), jnp.int32)
+params = model.init(jax.random.key(0), x)['params']
+tx = optax.adam(1e-3); opt_state = tx.init(params)
+@jax.jit
+def train_step(params, opt_state, x, y):
+    def loss_fn(params):
+        logits = model.apply({'params': params}, x)
+        return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+    loss, grads = jax.value_and_grad(loss_fn)(params)
+    updates, opt_state = tx.update(grads, opt_state)
+    return optax.apply_updates(params, updates), opt_state, loss
+"""
+
+
+def test_equations_hoisted_out_of_a_scan_stay_in_the_function_that_runs_it(linen):
+    """Issue 25.5: differentiating Linen's `nn.RNN` hoists the scan body's loop-invariant
+    equations into the outer jaxpr, named by the body's scopes alone; they stood at the
+    top of the picture as an orphan `LSTMCell_0.scan_fn` group beside `train_step`."""
+    linen.run_cell(LINEN_RNN)
+    view = linen.run_line_magic("jaxpr", "-o train_step(params, opt_state, x, y)")
+    full = view.full
+    tops = sorted(c.title for c in full.clusters.values() if c.parent is None)
+    assert tops == ["train_step", "train_step · backward"], tops
+    cells = [c for c in full.clusters.values() if c.label == "LSTMCell_0.scan_fn"]
+    assert cells and all(any(full.clusters[a].label == "forward_lstm"
+                             for a in G._ancestors(full, c.id)) for c in cells)
+    drawn_tops = {c.title for c in view.graph.clusters.values() if c.parent is None}
+    assert "LSTMCell_0.scan_fn" not in drawn_tops, view.text()

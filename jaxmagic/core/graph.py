@@ -210,6 +210,49 @@ def _unrepeated(names: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(n for i, n in enumerate(names) if i == 0 or names[i - 1] != n)
 
 
+def _names(eqn: Any) -> tuple[str, ...]:
+    names = _compat.scope_names(eqn)
+    return _unrepeated(names) if _compat.is_backward(eqn) else names
+
+
+_LOOPS = {"scan": ("jaxpr",), "while": ("body_jaxpr", "cond_jaxpr")}
+
+
+def _hoisted(eqns: list, stacks: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """Each equation's scopes, with those JAX hoisted out of a loop's body (the
+    loop-invariant part of a `scan` it splits when differentiating: Linen's `nn.RNN` and
+    `nn.scan`, `nnx.scan`, Haiku's unrolls) put back inside the function that runs the
+    loop. A hoisted equation keeps the scopes it had in the body, relative to the loop
+    (`LSTMCell_0.scan_fn/hi`), so it stood at the top of the picture as an orphan group;
+    it is known by a first scope that the body of a loop in the same jaxpr starts with
+    and that the loop's own scopes do not."""
+    loops = []
+    for i, eqn in enumerate(eqns):
+        keys = _LOOPS.get(eqn.primitive.name)
+        if not keys:
+            continue
+        firsts = set()
+        for k in keys:
+            body = eqn.params.get(k)
+            if body is not None:
+                firsts.update(n[0] for n in map(_compat.scope_names,
+                                                 _compat.open_jaxpr(body).eqns) if n)
+        if firsts:
+            loops.append((i, stacks[i], firsts))
+    if not loops:
+        return stacks
+    out = list(stacks)
+    for i, names in enumerate(stacks):
+        if not names or eqns[i].primitive.name in _LOOPS:
+            continue
+        found = [(j, own) for j, own, firsts in loops if names[0] in firsts
+                 and (not own or own[0] != names[0])]
+        if found:      # the loop it feeds: the first after it, else the last before it
+            after = [x for x in found if x[0] > i]
+            out[i] = (after[0] if after else found[-1])[1] + names
+    return out
+
+
 class _Builder:
     def __init__(self, wrappers: frozenset[str] = frozenset(), sharding: bool = False,
                  types: dict | None = None, specs: dict | None = None,
@@ -278,11 +321,9 @@ class _Builder:
         backward pass a cluster of its own. `alias`: the function a jit cluster is named
         after, whose own call scope is that cluster (not a box inside it)."""
         scopes: dict[tuple, int | None] = {((), False): cluster, ((), True): cluster}
-        for eqn in jaxpr.eqns:
+        stacks = [_names(eqn) for eqn in jaxpr.eqns]
+        for eqn, names in zip(jaxpr.eqns, _hoisted(jaxpr.eqns, stacks)):
             backward = _compat.is_backward(eqn)
-            names = _compat.scope_names(eqn)
-            if backward:
-                names = _unrepeated(names)
             parent = self._scope_cluster(scopes, names, backward, level, alias)
             self.equation(eqn, env, parent, self._level_of(parent, level), backward)
 
