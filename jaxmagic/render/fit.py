@@ -232,12 +232,14 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
 
 def _order(c: G.Cluster, model: set[int], spread: int) -> tuple:
     """The user's model first: the calls on the path to it (their functions, their
-    modules, a model library's modules, and the jit, scan or pmap around them), forward
-    before backward; then the rest (an optimizer's update, a loss's library helper, JAX's
-    own `jit: _where`), each tier biggest first (a library call's weight a quarter where
-    its equations all come from the one line that called it)."""
-    tier = (0 if c.id in model else 2) + (1 if c.backward else 0)
-    return tier, -c.num_equations * (0.25 if spread < 2 and c.id not in model else 1), c.id
+    modules, a model library's modules, and the jit, scan or pmap around them); then the
+    rest (an optimizer's update, a loss's library helper, JAX's own `jit: _where`). Each
+    biggest first; a backward group, ready once its forward twin is open (`choose`),
+    weighs half (it mirrors its forward), a library call whose equations all come from
+    the one line that called it a quarter."""
+    weight = c.num_equations * (0.5 if c.backward else 1) * \
+        (0.25 if spread < 2 and c.id not in model else 1)
+    return (0 if c.id in model else 1), -weight, c.id
 
 
 def _model(g: G.Graph, children: dict) -> set[int]:
