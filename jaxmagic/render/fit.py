@@ -212,7 +212,9 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
                  or not twins.get(c) or twins[c] & opened]
         if not ready:
             break
-        c = min(ready, key=lambda c: _order(folded.clusters[c], model, spread[c]))
+        # a backward group whose forward twin is open is tried next: it mirrors it
+        mirror = [c for c in ready if folded.clusters[c].backward and twins.get(c)]
+        c = min(mirror or ready, key=lambda c: _order(folded.clusters[c], model, spread[c]))
         frontier.remove(c)
         core = _core(folded, c, children[c])
         if fit_(opened | {c}, by_line):
