@@ -205,6 +205,7 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
     if first and fit_(opened | first, by_line):
         opened = opened | first
     model = _model(folded, children)
+    path = _path(folded, model)
     twins = _twins(folded)
     frontier = [c for p in [None, *opened] for c in children[p] if c not in opened]
     while frontier:
@@ -212,9 +213,8 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
                  or not twins.get(c) or twins[c] & opened]
         if not ready:
             break
-        # a backward group whose forward twin is open is tried next: it mirrors it
-        mirror = [c for c in ready if folded.clusters[c].backward and twins.get(c)]
-        c = min(mirror or ready, key=lambda c: _order(folded.clusters[c], model, spread[c]))
+        c = min(ready, key=lambda c: _order(folded.clusters[c], model, path, twins,
+                                            spread[c]))
         frontier.remove(c)
         core = _core(folded, c, children[c])
         if fit_(opened | {c}, by_line):
@@ -232,16 +232,36 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
     return opened, by_line
 
 
-def _order(c: G.Cluster, model: set[int], spread: int) -> tuple:
-    """The user's model first: the calls on the path to it (their functions, their
-    modules, a model library's modules, and the jit, scan or pmap around them); then the
-    rest (an optimizer's update, a loss's library helper, JAX's own `jit: _where`). Each
-    biggest first; a backward group, ready once its forward twin is open (`choose`),
-    weighs half (it mirrors its forward), a library call whose equations all come from
-    the one line that called it a quarter."""
+def _order(c: G.Cluster, model: set[int], path: set[int], twins: dict,
+           spread: int) -> tuple:
+    """The user's model first, by tiers, each biggest first:
+    0. the forward calls on the path to the model's repeated block (`_path`);
+    1. a backward group whose forward twin is open (it mirrors it);
+    2. the model's other calls (their functions, their modules, a model library's
+       modules, and the jit, scan or pmap around them), a backward at half weight;
+    3. the rest: an optimizer's update, a loss's library helper, JAX's own
+       `jit: _where` (a library call whose equations all come from the one line that
+       called it at a quarter weight).
+    A backward group is ready only once its forward twin is open (`choose`)."""
+    if c.id in path and not c.backward:
+        tier = 0
+    elif c.id in model:
+        tier = 1 if c.backward and twins.get(c.id) else 2
+    else:
+        tier = 3
     weight = c.num_equations * (0.5 if c.backward else 1) * \
-        (0.25 if spread < 2 and c.id not in model else 1)
-    return (0 if c.id in model else 1), -weight, c.id
+        (0.25 if spread < 2 and tier == 3 else 1)
+    return tier, -weight, c.id
+
+
+def _path(g: G.Graph, model: set[int]) -> set[int]:
+    """The model's repeated blocks (a folded series, `Block ×4`) and every call around
+    them: the path from the traced function to the model's structure."""
+    out: set[int] = set()
+    for c in g.clusters.values():
+        if c.repeat > 1 and c.id in model and not c.backward:
+            out.update(G._ancestors(g, c.id))
+    return out
 
 
 def _model(g: G.Graph, children: dict) -> set[int]:
