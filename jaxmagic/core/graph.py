@@ -83,6 +83,7 @@ class Cluster:
     label: str = ""           # the call's name without its instance number
     repeat: int = 1           # a folded series: this cluster stands for `repeat` calls
     library: bool = False     # a call into a library's functions (`optimizer.update`)
+    own_call: bool = False    # a jit whose function's own recorded call it is (`jit: f`)
 
 
 @dataclass
@@ -340,6 +341,8 @@ class _Builder:
                 if call and k == 1 and call[0] == alias or \
                         not call and _beside_a_call(names, k - 1):
                     scopes[key] = parent
+                    if call and parent is not None:
+                        self.clusters[parent].own_call = True
                     continue
                 if call and self._named_for(parent, call[0]):
                     scopes[key] = parent

@@ -216,6 +216,8 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
         c = min(ready, key=lambda c: _order(folded.clusters[c], model, path, twins,
                                             spread[c]))
         frontier.remove(c)
+        if _jax_own(folded.clusters[c], model):
+            continue
         core = _core(folded, c, children[c])
         if fit_(opened | {c}, by_line):
             opened = opened | {c}
@@ -254,6 +256,16 @@ def _order(c: G.Cluster, model: set[int], path: set[int], twins: dict,
     return tier, -weight, c.id
 
 
+_JAX_CALLS = ("jit", "custom_jvp", "custom_vjp", "custom_lin", "remat")
+
+
+def _jax_own(c: G.Cluster, model: set[int]) -> bool:
+    """JAX's own functions (`jit: _where`, `custom_jvp: relu`, `jit: log_softmax`): no
+    call of the user's code or a model inside, no library call: they stay one box at the
+    automatic depth (a click or `--expand` opens them)."""
+    return c.kind in _JAX_CALLS and c.id not in model and not c.library
+
+
 def _path(g: G.Graph, model: set[int]) -> set[int]:
     """The model's repeated blocks (a folded series, `Block ×4`) and every call around
     them: the path from the traced function to the model's structure."""
@@ -273,7 +285,7 @@ def _model(g: G.Graph, children: dict) -> set[int]:
     def visit(c: int) -> bool:
         below = [visit(k) for k in children[c]]
         x = g.clusters[c]
-        mine = not x.library and (x.kind == "scope" or any(below))
+        mine = not x.library and (x.kind == "scope" or x.own_call or any(below))
         if mine:
             out.add(c)
         return mine
