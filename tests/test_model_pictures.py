@@ -470,3 +470,22 @@ def test_equations_hoisted_out_of_a_scan_stay_in_the_function_that_runs_it(linen
                              for a in G._ancestors(full, c.id)) for c in cells)
     drawn_tops = {c.title for c in view.graph.clusters.values() if c.parent is None}
     assert "LSTMCell_0.scan_fn" not in drawn_tops, view.text()
+
+
+def test_jax_own_functions_stay_closed_while_the_model_has_layers_to_open(ip):
+    """Issue 25.2: an NNX MLP with dropout opened JAX's own `jit: _bernoulli` and
+    `jit: _uniform` (the dropout mask's sampling) while the model's second `Linear`
+    stayed closed."""
+    ip.run_cell("from flax import nnx\n"
+                "class MLP(nnx.Module):\n"
+                "    def __init__(self, rngs):\n"
+                "        self.l1 = nnx.Linear(4, 16, rngs=rngs)\n"
+                "        self.drop = nnx.Dropout(0.2, rngs=rngs)\n"
+                "        self.l2 = nnx.Linear(16, 1, rngs=rngs)\n"
+                "    def __call__(self, x):\n"
+                "        return self.l2(self.drop(jax.nn.relu(self.l1(x))))\n"
+                "dropped = MLP(nnx.Rngs(0))")
+    view = ip.run_line_magic("jaxpr", "-o dropped(jnp.ones((8, 4)))")
+    opened = {c.title for c in view.graph.clusters.values()}
+    assert not {t for t in opened if t.startswith(("jit:", "custom_jvp:"))}, sorted(opened)
+    assert {"Linear #0", "Linear #1"} <= opened, sorted(opened)
