@@ -489,3 +489,44 @@ def test_jax_own_functions_stay_closed_while_the_model_has_layers_to_open(ip):
     opened = {c.title for c in view.graph.clusters.values()}
     assert not {t for t in opened if t.startswith(("jit:", "custom_jvp:"))}, sorted(opened)
     assert {"Linear #0", "Linear #1"} <= opened, sorted(opened)
+
+
+LAYERS = """
+def attention(p, x):
+    q, k, v = x @ p['wq'], x @ p['wk'], x @ p['wv']
+    a = jax.nn.softmax(q @ k.T / jnp.sqrt(q.shape[-1]), axis=-1)
+    return a @ v
+def mlp(p, x):
+    return jnp.tanh(x @ p['w1']) @ p['w2']
+def norm(x):
+    return (x - x.mean(-1, keepdims=True)) / (x.std(-1, keepdims=True) + 1e-5)
+def layer(p, x):
+    x = norm(x + attention(p, x))
+    return norm(x + mlp(p, x))
+def model_fn(params, x):
+    for p in params:
+        x = layer(p, x)
+    return jnp.sum(x ** 2)
+def make(L, d=32, t=16):
+    k = jax.random.split(jax.random.key(0), 5)
+    p = {n: jax.random.normal(k[i], (d, d)) * 0.1 for i, n in enumerate(['wq', 'wk', 'wv', 'w1', 'w2'])}
+    return [dict(p) for _ in range(L)], jnp.ones((t, d))
+params16, tokens = make(16)
+"""
+
+
+def test_a_backward_group_opens_only_with_its_forward_twin(ip):
+    """Issue 25.2: a 16-layer gradient opened `norm #1 · backward` while the forward
+    `norm #1` stayed closed; a backward group opens only after its forward twin, which it
+    mirrors."""
+    ip.run_cell(LAYERS)
+    view = ip.run_line_magic("jaxpr", "-o jax.grad(model_fn)(params16, tokens)")
+    g = view.graph
+    forward = {(c.label, c.parent and g.clusters[c.parent].label) for c in g.clusters.values()
+               if not c.backward}
+    for c in g.clusters.values():
+        if c.backward and c.parent is not None and c.label != "layer":
+            assert (c.label, g.clusters[c.parent].label) in forward, (c.title, sorted(
+                x.title for x in g.clusters.values()))
+    assert {"layer ×16", "attention", "attention · backward"} <= \
+        {c.title for c in g.clusters.values()}
