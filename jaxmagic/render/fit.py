@@ -156,12 +156,14 @@ def _mostly_calls(c: G.Cluster, ops: int, lines: int) -> bool:
 def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 3,
            first: set[int] = frozenset()) -> tuple[set[int], frozenset[int]]:
     """(clusters to open, those of them whose own equations are grouped by source line):
-    biggest first (a backward pass and a library's call weigh less), each opened only
-    while the drawing of `draw(opened, by_line)` stays within `width_pt` and the rank
-    budget. A call too big to open opens with the call that holds nearly all its work
-    (`_core`), or else with its equations grouped by line and its calls closed, rather
-    than stay one box (a repeated transformer layer shows its five lines), unless they
-    all come from one line.
+    one at a time from the collapsed call tree, the user's model first (`_order`: the
+    path to its repeated block, each open group's backward twin, the model's other
+    calls, then library steps; a backward group never before its forward twin, JAX's
+    own functions never), each opened only while the drawing of `draw(opened, by_line)`
+    stays within `width_pt` and the rank budget. A call too big to open opens with the
+    call that holds nearly all its work (`_core`), or else with its equations grouped by
+    line (its calls closed, to open in turn), rather than stay one box (a repeated
+    transformer layer shows its five lines), unless they all come from one line.
 
     The estimate decides clear cases; `measure(graph) -> Size | None` (a real layout)
     decides at most `layouts` close ones, where the estimate's error (measured: ±15%, up
