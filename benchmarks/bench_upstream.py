@@ -3,7 +3,8 @@
 Flax's own `examples/gemma` (NNX) and `examples/lm1b` (Linen), at a pinned commit, read
 from a local mirror of google/flax and imported unmodified, with small configs and random
 data. Each step is built as the example's `train_and_evaluate` builds it (`nnx.jit` /
-`jax.jit` with its static arguments) and drawn by `%jaxpr` in a real IPython shell, at
+`jax.jit` with its static arguments, `optax.adamw` with the example's own learning-rate
+schedule, `create_learning_rate_schedule`; no mesh) and drawn by `%jaxpr` in a real IPython shell, at
 default settings. Per graph: the smallest text on screen at 1100 px (940 px of cell), the
 nodes drawn, the seconds the magic took, the SVG's size, how the view is grouped, and the
 groups that name the model's own code.
@@ -60,7 +61,9 @@ cfg = TransformerConfig.gemma3_270m(num_layers=4, num_embed=256, embed_dim=64, h
                                     num_heads=2, head_dim=16, num_kv_heads=1,
                                     sliding_window_size=16, attention_types=base.attention_types[:4])
 model = transformer_lib.Transformer(cfg, rngs=nnx.Rngs(0))
-optimizer = nnx.Optimizer(model, optax.adamw(1e-3), wrt=nnx.Param)
+learning_rate_fn = train.create_learning_rate_schedule(learning_rate=1e-3, warmup_steps=10)
+optimizer = nnx.Optimizer(model, optax.adamw(learning_rate_fn, b1=0.9, b2=0.98, eps=1e-9,
+                                             weight_decay=0.1), wrt=nnx.Param)
 rngs = nnx.Rngs(1)
 batch = {'inputs': jnp.ones((2, 16), jnp.int32), 'targets': jnp.ones((2, 16), jnp.int32),
          'inputs_position': jnp.tile(jnp.arange(16), (2, 1)),
@@ -83,10 +86,11 @@ cfg = models.TransformerConfig(vocab_size=64, output_vocab_size=64, emb_dim=32, 
                                dropout_rate=0.1, attention_dropout_rate=0.1, deterministic=False)
 init = models.TransformerLM(cfg.replace(deterministic=True)).init(
     jax.random.key(0), jnp.ones((2, 16), jnp.int32))
-state = train_state.TrainState.create(apply_fn=None, params=init['params'],
-                                      tx=optax.adamw(1e-3))
+learning_rate_fn = train.create_learning_rate_schedule(learning_rate=1e-3, warmup_steps=10)
+state = train_state.TrainState.create(
+    apply_fn=None, params=init['params'],
+    tx=optax.adamw(learning_rate_fn, b1=0.9, b2=0.98, eps=1e-9, weight_decay=0.1))
 batch = {'inputs': jnp.ones((2, 16), jnp.int32)}
-learning_rate_fn = train.create_learning_rate_schedule(1e-3, 10)
 jit_train_step = jax.jit(train.train_step, static_argnums=(2, 3, 4), donate_argnums=0)
 """
 LM1B_CALL = "jit_train_step(state, batch, cfg, learning_rate_fn, 0.0, jax.random.key(1))"

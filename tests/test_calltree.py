@@ -472,3 +472,44 @@ def test_the_width_estimate_ranks_what_follows_a_cycle():
     rank = fit._ranks(G.Graph(nodes, edges, {}, 5))
     assert rank[0] < rank[1] < rank[3] < rank[4]
     assert len(set(rank.values())) >= 4
+
+
+def test_a_library_from_a_pth_folder_is_grouped_as_in_site_packages(tmp_path):
+    """Issue 25.8: the same cell grouped differently by how a library is installed. A
+    copy of einops in a folder that a `.pth` file puts first on `sys.path` (as editable
+    installs, conda and `pip --target` do) was taken for the user's code: its helpers
+    (`_apply_recipe`, `reshape #0`) drawn as groups instead of one `einops.rearrange`."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    import einops
+
+    libs, site_dir, user = tmp_path / "libs", tmp_path / "site", tmp_path / "user"
+    for d in (libs, site_dir, user):
+        d.mkdir()
+    shutil.copytree(os.path.dirname(einops.__file__), libs / "einops")
+    (site_dir / "extra.pth").write_text(f"import sys; sys.path.insert(0, {str(libs)!r})\n")
+    (user / "step.py").write_text(
+        "import site, sys\n"
+        "if len(sys.argv) > 1:\n"
+        "    site.addsitedir(sys.argv[1])\n"
+        "import jax.numpy as jnp, einops, jaxmagic\n"
+        "def patches(x):\n"
+        "    return jnp.tanh(einops.rearrange(x, 'b (h p) c -> b h (p c)', p=2))\n"
+        "view = jaxmagic.trace(patches, jnp.ones((2, 8, 3)))\n"
+        "print(einops.__file__)\n"
+        "print(sorted({c.label for c in view.full.clusters.values()}))\n")
+    env = {**os.environ,
+           "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(jaxmagic.__file__)))}
+    out = {}
+    for where in ("site-packages", "pth"):
+        args = [sys.executable, "step.py"] + ([str(site_dir)] if where == "pth" else [])
+        run = subprocess.run(args, capture_output=True, text=True, env=env, cwd=user,
+                             timeout=120)
+        assert run.returncode == 0, run.stderr[-2000:]
+        file, labels = run.stdout.strip().splitlines()[-2:]
+        assert file.startswith(str(libs)) == (where == "pth"), file
+        out[where] = labels
+    assert out["pth"] == out["site-packages"] == "['einops.rearrange', 'patches']", out

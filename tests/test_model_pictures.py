@@ -248,6 +248,284 @@ def test_a_pmapped_step_opens_past_the_pmap_plumbing(ip):
     if not any(n.primitive == "squeeze" and not n.where for n in view.full.nodes.values()):
         pytest.skip("this JAX's pmap is one xla_pmap, with no equations of its own")
     drawn = {n.title: n for n in view.graph.nodes.values() if n.kind in ("call", "group")}
-    assert "step" in drawn, (sorted(drawn), view.notes)
-    plumbing = [n for n in drawn.values() if n.kind == "group"]
+    # the pmapped function's own call is the pmap group (issue 25.4): its lines are drawn
+    assert any(t.startswith("total = sum(") for t in drawn), (sorted(drawn), view.notes)
+    plumbing = [n for n in drawn.values() if n.title == G.NO_LINE]
     assert [len(n.eqns) for n in plumbing] == [81], sorted(drawn)
+
+
+SCHEDULED = """
+import optax
+import flax.linen as nn
+from flax.training import train_state
+
+class Block(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return x + nn.Dense(16)(nn.relu(nn.Dense(16)(nn.LayerNorm()(x))))
+
+class Net(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        for _ in range(4):
+            x = Block()(x)
+        return nn.Dense(4)(x)
+
+net = Net()
+x, y = jnp.ones((8, 16)), jnp.zeros((8,), jnp.int32)
+params = net.init(jax.random.key(0), x)['params']
+
+def schedule(step):
+    return 1e-3 * jnp.minimum(1.0, (step + 1) / 100)
+
+def loss_fn(params, state, x, y):
+    logits = state.apply_fn({'params': params}, x)
+    return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+
+@jax.jit
+def train_step(state, x, y):
+    loss, grads = jax.value_and_grad(loss_fn)(state.params, state, x, y)
+    return state.apply_gradients(grads=grads), loss
+"""
+
+
+@pytest.mark.parametrize("rate", ["1e-3", "schedule"])
+def test_an_optimizer_calling_a_schedule_back_stays_one_group(ip, rate):
+    """Issue 25.1: `optax.adamw(schedule)` calls the user's schedule back from inside
+    `state.apply_gradients`; the update spilled into the step's top level (loose `×26
+    leaves` ops beside `loss_fn`) and the model was no longer drawn open."""
+    ip.run_cell(SCHEDULED)
+    ip.run_cell(f"state = train_state.TrainState.create(apply_fn=net.apply, params=params, "
+                f"tx=optax.adamw({rate}))")
+    view = ip.run_line_magic("jaxpr", "-o train_step(state, x, y)")
+    full = view.full
+    update = [c for c in full.clusters.values() if c.label == "state.apply_gradients"]
+    assert len(update) == 1, sorted({c.title for c in full.clusters.values()})
+    if rate == "schedule":
+        inside = [c for c in full.clusters.values() if c.label == "schedule"]
+        assert inside and all(update[0].id in G._ancestors(full, c.id) for c in inside)
+    loose = [n for n in view.graph.nodes.values() if n.kind == "op" and n.cluster is None]
+    assert not loose, [n.title for n in loose]
+    assert "Block_1 ×3" in {c.title for c in view.graph.clusters.values()}, view.text()
+
+
+EQX_CNN = """
+import equinox as eqx, optax
+class CNN(eqx.Module):
+    layers: list
+    def __init__(self, key):
+        key1, key2, key3, key4 = jax.random.split(key, 4)
+        self.layers = [
+            eqx.nn.Conv2d(1, 3, kernel_size=4, key=key1),
+            eqx.nn.MaxPool2d(kernel_size=2),
+            jax.nn.relu,
+            jnp.ravel,
+            eqx.nn.Linear(1728, 512, key=key2),
+            jax.nn.sigmoid,
+            eqx.nn.Linear(512, 64, key=key3),
+            jax.nn.relu,
+            eqx.nn.Linear(64, 10, key=key4),
+            jax.nn.log_softmax,
+        ]
+    def __call__(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+model = CNN(jax.random.key(0))
+def loss(model, x, y):
+    pred_y = jax.vmap(model)(x)
+    return cross_entropy(y, pred_y)
+def cross_entropy(y, pred_y):
+    pred_y = jnp.take_along_axis(pred_y, jnp.expand_dims(y, 1), axis=1)
+    return -jnp.mean(pred_y)
+optim = optax.adamw(3e-4)
+opt_state = optim.init(eqx.filter(model, eqx.is_array))
+@eqx.filter_jit
+def make_step(model, opt_state, x, y):
+    loss_value, grads = eqx.filter_value_and_grad(loss)(model, x, y)
+    updates, opt_state = optim.update(grads, opt_state, eqx.filter(model, eqx.is_array))
+    model = eqx.apply_updates(model, updates)
+    return model, opt_state, loss_value
+x = jnp.ones((64, 1, 28, 28)); y = jnp.zeros((64,), jnp.int32)
+"""
+
+
+def test_the_model_opens_before_the_optimizer_and_its_backward_after_it(ip):
+    """Issue 25.2: Equinox's CNN tutorial step opened `optim.update` down to Adam's
+    per-leaf arithmetic (and `jit: _where`) while the user's `CNN` stayed one closed
+    box. The path to the model opens first, a backward only after its forward twin, and
+    library steps last."""
+    ip.run_cell(EQX_CNN)
+    view = ip.run_line_magic("jaxpr", "-o make_step(model, opt_state, x, y)")
+    opened = {c.label for c in view.graph.clusters.values()}
+    assert "CNN" in opened, view.text()
+    assert "optim.update" not in opened and "jit: _where" not in opened, sorted(opened)
+    for c in view.graph.clusters.values():
+        if c.backward:       # each open backward group's forward twin is open too
+            assert any(f.label == c.label and not f.backward
+                       for f in view.graph.clusters.values()), c.title
+    assert view.graph.grouping == "equation", view.notes
+
+
+PMAPPED = """
+import flax.linen as nn, optax
+from flax.training import train_state
+class Block(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return x + nn.Dense(16)(nn.relu(nn.Dense(16)(nn.LayerNorm()(x))))
+class Net(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        for _ in range(4): x = Block()(x)
+        return nn.Dense(4)(x)
+net = Net()
+x = jnp.ones((8, 16)); y = jnp.zeros((8,), jnp.int32)
+params = net.init(jax.random.key(0), x)['params']
+state = train_state.TrainState.create(apply_fn=net.apply, params=params, tx=optax.adamw(1e-3))
+def train_step(state, x, y):
+    def loss_fn(params):
+        logits = state.apply_fn({'params': params}, x)
+        return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+    loss, grads = jax.value_and_grad(loss_fn)(state.params)
+    grads = jax.lax.pmean(grads, 'batch')
+    return state.apply_gradients(grads=grads), jax.lax.pmean(loss, 'batch')
+p_train_step = jax.pmap(train_step, axis_name='batch')
+v_train_step = jax.vmap(train_step, axis_name='batch')
+from flax import jax_utils
+pstate = jax_utils.replicate(state)
+px = jnp.ones((8, 8, 16)); py = jnp.zeros((8, 8), jnp.int32)
+"""
+
+
+def _acyclic(g) -> bool:
+    succ = {i: set() for i in g.nodes}
+    for e in g.edges:
+        succ[e.src].add(e.dst)
+    state = {}
+
+    def visit(i):
+        state[i] = 1
+        for j in succ[i]:
+            if state.get(j) == 1 or (j not in state and not visit(j)):
+                return False
+        state[i] = 2
+        return True
+    return all(i in state or visit(i) for i in g.nodes)
+
+
+def test_a_pmapped_train_step_opens_like_the_same_body_under_vmap(ip):
+    """Issue 25.4: under `jax.pmap(train_step, axis_name='batch')` the body was one closed
+    `train_step` box with an edge to `train_step · backward` and one back (a cycle), while
+    under `jax.vmap(..., axis_name='batch')` it opened: the pmapped function's own call is
+    the pmap group, and the model inside opens."""
+    ip.run_cell(PMAPPED)
+    pv = ip.run_line_magic("jaxpr", "-o p_train_step(pstate, px, py)")
+    vv = ip.run_line_magic("jaxpr", "-o v_train_step(pstate, px, py)")
+    drawn = {c.label for c in pv.graph.clusters.values()} | \
+        {n.title for n in pv.graph.nodes.values() if n.kind == "call"}
+    assert not {"train_step", "train_step · backward"} & drawn, sorted(drawn)
+    vdrawn = {c.label for c in vv.graph.clusters.values()} | \
+        {n.title for n in vv.graph.nodes.values() if n.kind == "call"}
+    assert {"loss_fn", "state.apply_gradients"} <= drawn & vdrawn, (sorted(drawn), sorted(vdrawn))
+    assert "Net" in {c.label for c in pv.graph.clusters.values()}, pv.text()
+    assert _acyclic(pv.graph)
+
+
+LINEN_RNN = """
+import flax.linen as nn, optax
+class Encoder(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        forward_lstm = nn.RNN(nn.LSTMCell(32), name='forward_lstm')
+        h = forward_lstm(x)
+        return nn.Dense(4)(h[:, -1])
+model = Encoder()
+x = jnp.ones((8, 10, 16)); y = jnp.zeros((8,), jnp.int32)
+params = model.init(jax.random.key(0), x)['params']
+tx = optax.adam(1e-3); opt_state = tx.init(params)
+@jax.jit
+def train_step(params, opt_state, x, y):
+    def loss_fn(params):
+        logits = model.apply({'params': params}, x)
+        return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+    loss, grads = jax.value_and_grad(loss_fn)(params)
+    updates, opt_state = tx.update(grads, opt_state)
+    return optax.apply_updates(params, updates), opt_state, loss
+"""
+
+
+def test_equations_hoisted_out_of_a_scan_stay_in_the_function_that_runs_it(linen):
+    """Issue 25.5: differentiating Linen's `nn.RNN` hoists the scan body's loop-invariant
+    equations into the outer jaxpr, named by the body's scopes alone; they stood at the
+    top of the picture as an orphan `LSTMCell_0.scan_fn` group beside `train_step`."""
+    linen.run_cell(LINEN_RNN)
+    view = linen.run_line_magic("jaxpr", "-o train_step(params, opt_state, x, y)")
+    full = view.full
+    tops = sorted(c.title for c in full.clusters.values() if c.parent is None)
+    assert tops == ["train_step", "train_step · backward"], tops
+    cells = [c for c in full.clusters.values() if c.label == "LSTMCell_0.scan_fn"]
+    assert cells and all(any(full.clusters[a].label == "forward_lstm"
+                             for a in G._ancestors(full, c.id)) for c in cells)
+    drawn_tops = {c.title for c in view.graph.clusters.values() if c.parent is None}
+    assert "LSTMCell_0.scan_fn" not in drawn_tops, view.text()
+
+
+def test_jax_own_functions_stay_closed_while_the_model_has_layers_to_open(ip):
+    """Issue 25.2: an NNX MLP with dropout opened JAX's own `jit: _bernoulli` and
+    `jit: _uniform` (the dropout mask's sampling) while the model's second `Linear`
+    stayed closed."""
+    ip.run_cell("from flax import nnx\n"
+                "class MLP(nnx.Module):\n"
+                "    def __init__(self, rngs):\n"
+                "        self.l1 = nnx.Linear(4, 16, rngs=rngs)\n"
+                "        self.drop = nnx.Dropout(0.2, rngs=rngs)\n"
+                "        self.l2 = nnx.Linear(16, 1, rngs=rngs)\n"
+                "    def __call__(self, x):\n"
+                "        return self.l2(self.drop(jax.nn.relu(self.l1(x))))\n"
+                "dropped = MLP(nnx.Rngs(0))")
+    view = ip.run_line_magic("jaxpr", "-o dropped(jnp.ones((8, 4)))")
+    opened = {c.title for c in view.graph.clusters.values()}
+    assert not {t for t in opened if t.startswith(("jit:", "custom_jvp:"))}, sorted(opened)
+    assert {"Linear #0", "Linear #1"} <= opened, sorted(opened)
+
+
+LAYERS = """
+def attention(p, x):
+    q, k, v = x @ p['wq'], x @ p['wk'], x @ p['wv']
+    a = jax.nn.softmax(q @ k.T / jnp.sqrt(q.shape[-1]), axis=-1)
+    return a @ v
+def mlp(p, x):
+    return jnp.tanh(x @ p['w1']) @ p['w2']
+def norm(x):
+    return (x - x.mean(-1, keepdims=True)) / (x.std(-1, keepdims=True) + 1e-5)
+def layer(p, x):
+    x = norm(x + attention(p, x))
+    return norm(x + mlp(p, x))
+def model_fn(params, x):
+    for p in params:
+        x = layer(p, x)
+    return jnp.sum(x ** 2)
+def make(L, d=32, t=16):
+    k = jax.random.split(jax.random.key(0), 5)
+    p = {n: jax.random.normal(k[i], (d, d)) * 0.1 for i, n in enumerate(['wq', 'wk', 'wv', 'w1', 'w2'])}
+    return [dict(p) for _ in range(L)], jnp.ones((t, d))
+params16, tokens = make(16)
+"""
+
+
+def test_a_backward_group_opens_only_with_its_forward_twin(ip):
+    """Issue 25.2: a 16-layer gradient opened `norm #1 · backward` while the forward
+    `norm #1` stayed closed; a backward group opens only after its forward twin, which it
+    mirrors."""
+    ip.run_cell(LAYERS)
+    view = ip.run_line_magic("jaxpr", "-o jax.grad(model_fn)(params16, tokens)")
+    g = view.graph
+    forward = {(c.label, c.parent and g.clusters[c.parent].label) for c in g.clusters.values()
+               if not c.backward}
+    for c in g.clusters.values():
+        if c.backward and c.parent is not None and c.label != "layer":
+            assert (c.label, g.clusters[c.parent].label) in forward, (c.title, sorted(
+                x.title for x in g.clusters.values()))
+    assert {"layer ×16", "attention", "attention · backward"} <= \
+        {c.title for c in g.clusters.values()}

@@ -3,7 +3,8 @@
 While a function is traced, `recording()` watches Python calls (`sys.setprofile`) and
 opens one JAX name-stack scope per call instance of
   * a function defined in the user's code (a notebook cell or the user's own files, not
-    site-packages, the standard library, JAX or jaxmagic), and
+    an installed library wherever it is installed (`installed`), the standard library,
+    JAX or jaxmagic), and
   * the `__call__` of a Flax NNX / Linen, Equinox or Haiku module (matched by the
     libraries' public base classes, and only when the user has imported the library), and
   * a call the user's code makes into a library other than JAX and NumPy
@@ -53,6 +54,74 @@ def library_dirs() -> tuple[str, ...]:
     """Where installed code lives (site-packages, the standard library, jaxmagic, and the
     model libraries wherever they are): calls from there are not the user's."""
     return _dirs(_site() + _stdlib() + _packages(_loaded(_LIBRARIES)))
+
+
+def installed(path: str) -> bool:
+    """Whether a file outside the usual places (site-packages, the standard library)
+    belongs to an installed library all the same: a file is known by the module it is
+    imported as, so its top-level package is the first name of its path below the
+    `sys.path` entry it was found on (as `import` finds it), and that package is a
+    library when an installed distribution provides it (`importlib.metadata`) or the
+    standard library has it, whatever folder holds it (a `.pth` entry, `PYTHONPATH`, an
+    editable install, conda, `dist-packages`). The user's own files stay theirs: a
+    script's folder, the working directory's files, and a package nobody installed."""
+    path = os.path.realpath(path)
+    top = _top_level(path)
+    if top is None:
+        return False
+    cwd = _cwd()
+    if cwd != "/" and path.startswith(cwd):
+        return False
+    return top in _distributions() or top in getattr(sys, "stdlib_module_names", ())
+
+
+def is_library_file(file: str) -> bool:
+    """Not the user's: installed code (see `installed`), wherever it lives; generated
+    code (`<string>`) and cells are not library files."""
+    return False if file.startswith("<") else _is_library_file(file, library_dirs())
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_library_file(file: str, dirs: tuple[str, ...]) -> bool:
+    path = os.path.realpath(file)
+    return path.startswith(dirs) or installed(path)
+
+
+def _cwd() -> str:
+    try:
+        return os.path.realpath(os.getcwd()) + "/"
+    except OSError:
+        return "/"
+
+
+def _top_level(path: str) -> str | None:
+    """The first name of `path` below the longest `sys.path` entry holding it."""
+    roots = _roots(tuple(sys.path))
+    root = next((r for r in roots if path.startswith(r)), None)
+    if root is None:
+        return None
+    first = path[len(root):].split("/", 1)[0]
+    name = first[:-3] if first.endswith(".py") else first.split(".", 1)[0]
+    return name or None
+
+
+@functools.lru_cache(maxsize=8)
+def _roots(entries: tuple[str, ...]) -> tuple[str, ...]:
+    out = set()
+    for e in entries:
+        if isinstance(e, str) and os.path.isdir(e or "."):
+            out.add(os.path.realpath(e or ".").rstrip("/") + "/")
+    return tuple(sorted(out, key=len, reverse=True))     # the longest first
+
+
+@functools.cache
+def _distributions() -> frozenset[str]:
+    """Top-level import names that installed distributions provide."""
+    try:
+        from importlib.metadata import packages_distributions
+        return frozenset(packages_distributions())
+    except Exception:  # noqa: BLE001 - broken metadata: none known
+        return frozenset()
 
 
 def core_dirs() -> tuple[str, ...]:
@@ -127,6 +196,7 @@ class _Recorder:
         self.modules: list[int | None] = []   # per open scope: id of the module called
         self.counts: dict[tuple, int] = {}
         self.wrappers: set[str] = set()       # library calls that called the user's code
+        self.library_calls: set[str] = set()  # labels of calls into a library's functions
 
     def _kind(self, code) -> int:
         entry = self.kinds.get(id(code))     # by id: hashing a code object hashes its body
@@ -147,7 +217,7 @@ class _Recorder:
 
     def _file_kind(self, path: str) -> int:
         if not path.startswith(self.library):
-            return _USER
+            return _LIBRARY if installed(path) else _USER
         if path.startswith(self.core):
             return _CORE_CODE
         if path.startswith(self.site):    # a venv's site-packages is in its lib/
@@ -183,7 +253,9 @@ class _Recorder:
         if kind == _LIBRARY and not code.co_name.startswith("__") and \
                 frame.f_back is not None and self._is_user(frame.f_back.f_code) and \
                 not (self.bases and isinstance(_receiver(frame), self.bases)):
-            return _library_label(frame), True      # (a module's call is its own scope)
+            label = _library_label(frame)           # (a module's call is its own scope)
+            self.library_calls.add(label)
+            return label, True
         return None
 
     def enter(self, frame) -> bool:
@@ -331,19 +403,21 @@ def _monitoring(rec: _Recorder) -> Iterator[None]:
 
 
 @contextmanager
-def recording() -> Iterator[set[str]]:
-    """Name every call traced inside the block (see the module doc); yields the set that,
-    at the end, holds the labels of the library calls that were wrappers."""
+def recording() -> Iterator["_Recorder"]:
+    """Name every call traced inside the block (see the module doc); yields the recorder,
+    whose `wrappers` at the end holds the labels of the library calls that called the
+    user's code back, and `library_calls` those of every call into a library's
+    functions."""
     rec = _Recorder()
     try:
         if hasattr(sys, "monitoring"):
             with _monitoring(rec):
-                yield rec.wrappers
+                yield rec
         else:
             previous = sys.getprofile()
             sys.setprofile(rec.profiler())
             try:
-                yield rec.wrappers
+                yield rec
             finally:
                 sys.setprofile(previous)
     finally:

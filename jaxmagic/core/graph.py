@@ -82,6 +82,8 @@ class Cluster:
     backward: bool = False    # the backward pass of a call (its own group: acyclic)
     label: str = ""           # the call's name without its instance number
     repeat: int = 1           # a folded series: this cluster stands for `repeat` calls
+    library: bool = False     # a call into a library's functions (`optimizer.update`)
+    own_call: bool = False    # a jit whose function's own recorded call it is (`jit: f`)
 
 
 @dataclass
@@ -222,10 +224,56 @@ def _unrepeated(names: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(n for i, n in enumerate(names) if i == 0 or names[i - 1] != n)
 
 
+def _names(eqn: Any) -> tuple[str, ...]:
+    names = _compat.scope_names(eqn)
+    return _unrepeated(names) if _compat.is_backward(eqn) else names
+
+
+_LOOPS = {"scan": ("jaxpr",), "while": ("body_jaxpr", "cond_jaxpr")}
+
+
+def _hoisted(eqns: list, stacks: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """Each equation's scopes, with those JAX hoisted out of a loop's body (the
+    loop-invariant part of a `scan` it splits when differentiating: Linen's `nn.RNN` and
+    `nn.scan`, `nnx.scan`, Haiku's unrolls) put back inside the function that runs the
+    loop. A hoisted equation keeps the scopes it had in the body, relative to the loop
+    (`LSTMCell_0.scan_fn/hi`), so it stood at the top of the picture as an orphan group;
+    it is known by a first scope that the body of a loop in the same jaxpr starts with
+    and that the loop's own scopes do not."""
+    loops = []
+    for i, eqn in enumerate(eqns):
+        keys = _LOOPS.get(eqn.primitive.name)
+        if not keys:
+            continue
+        firsts = set()
+        for k in keys:
+            body = eqn.params.get(k)
+            if body is not None:
+                firsts.update(n[0] for n in map(_compat.scope_names,
+                                                 _compat.open_jaxpr(body).eqns) if n)
+        if firsts:
+            loops.append((i, stacks[i], firsts))
+    if not loops:
+        return stacks
+    out = list(stacks)
+    for i, names in enumerate(stacks):
+        if not names or eqns[i].primitive.name in _LOOPS:
+            continue
+        found = [(j, own) for j, own, firsts in loops if names[0] in firsts
+                 and (not own or own[0] != names[0])]
+        if found:      # the loop it feeds: the first after it, else the last before it
+            after = [x for x in found if x[0] > i]
+            out[i] = (after[0] if after else found[-1])[1] + names
+    return out
+
+
 class _Builder:
     def __init__(self, wrappers: frozenset[str] = frozenset(), sharding: bool = False,
-                 types: dict | None = None, specs: dict | None = None) -> None:
-        self.wrappers = wrappers      # library calls that called back: drawn as their inside
+                 types: dict | None = None, specs: dict | None = None,
+                 library_calls: frozenset[str] = frozenset()) -> None:
+        self.library_calls = library_calls
+        self.wrappers = wrappers      # library calls that called the user's code back
+        self.wrapping: set[int] = set()   # their clusters (`_unwrap` decides which stay)
         # edge labels: `f32[256,512]`, or with `sharding` the type as JAX prints it,
         # `f32[256@data,512]`, `f32[8,4]{V:i}`; `types`: the compiler's choice for values
         # whose type has none (an Auto mesh), by variable
@@ -288,11 +336,9 @@ class _Builder:
         backward pass a cluster of its own. `alias`: the function a jit cluster is named
         after, whose own call scope is that cluster (not a box inside it)."""
         scopes: dict[tuple, int | None] = {((), False): cluster, ((), True): cluster}
-        for eqn in jaxpr.eqns:
+        stacks = [_names(eqn) for eqn in jaxpr.eqns]
+        for eqn, names in zip(jaxpr.eqns, _hoisted(jaxpr.eqns, stacks)):
             backward = _compat.is_backward(eqn)
-            names = _compat.scope_names(eqn)
-            if backward:
-                names = _unrepeated(names)
             parent = self._scope_cluster(scopes, names, backward, level, alias)
             if parent is not None:
                 self.first_eqn.setdefault(parent, eqn)
@@ -308,10 +354,11 @@ class _Builder:
             if key not in scopes:
                 parent = scopes[(names[: k - 1], backward)]
                 call = calltree.parse(names[k - 1])
-                if call and (k == 1 and call[0] == alias or call[0] in self.wrappers
-                             and not _within_its_like(names, k - 1)) or \
+                if call and k == 1 and call[0] == alias or \
                         not call and _beside_a_call(names, k - 1):
                     scopes[key] = parent
+                    if call and parent is not None:
+                        self.clusters[parent].own_call = True
                     continue
                 if call and self._named_for(parent, call[0]):
                     scopes[key] = parent
@@ -321,6 +368,10 @@ class _Builder:
                 scopes[key] = self.cluster(
                     "scope", names[k - 1], parent, self._level_of(parent, level) + 1,
                     detail=() if call else ("named scope",), backward=backward, label=label)
+                if call and call[0] in self.wrappers and not _within_its_like(names, k - 1):
+                    self.wrapping.add(scopes[key])
+                if call and call[0] in self.library_calls:
+                    self.clusters[scopes[key]].library = True
         return scopes[(names, backward)]
 
     def _named_for(self, cluster: int | None, label: str) -> bool:
@@ -498,8 +549,7 @@ def _where(eqn: Any) -> tuple[str, str]:
     """The user's line: the innermost frame outside JAX and installed libraries (Optax's
     `<lambda>:398` tells a reader nothing)."""
     frames = list(_compat.source_frames(eqn))
-    skip = calltree.library_dirs()
-    src = next((f for f in frames if not f[0].startswith(skip)), None)
+    src = next((f for f in frames if not calltree.is_library_file(f[0])), None)
     if src is None:
         return "", ""
     where, text = _where_text(*src)
@@ -524,7 +574,7 @@ def build(traced: Traced, sharding: bool = False, types: dict | None = None,
     as `types` gives them (the compiler's propagated shardings, by variable), and an
     edge whose value the reader needs sharded otherwise (by `specs` where the type has no
     sharding) says how."""
-    b = _Builder(traced.wrappers, sharding, types, specs)
+    b = _Builder(traced.wrappers, sharding, types, specs, traced.library_calls)
     top = _compat.open_jaxpr(traced.jaxpr)
     env: dict = {}
     args = traced.in_args or [""] * len(traced.in_names)
@@ -535,6 +585,7 @@ def build(traced: Traced, sharding: bool = False, types: dict | None = None,
         env[v] = b.node("const", name or "const", None, detail=(aval_str(v.aval),),
                         arg=re.match(r"[^\[.]+", name).group(0) if name else _CAPTURED)
     b.walk(top, env, None, 0)
+    _unwrap(b)
     _merge_lone_calls(b)
     if traced.pmap:
         _as_pmap(b, traced.func_name)
@@ -617,6 +668,50 @@ def _signatures(b: _Builder) -> None:
         c.signature = hashlib.blake2b("|".join(parts).encode(), digest_size=8).hexdigest()
 
 
+def _unwrap(b: _Builder) -> None:
+    """A library call that called the user's code back is drawn as what it calls where
+    that is its work (`nnx.value_and_grad(loss_fn)`, Linen's `model.apply`, Haiku's
+    `apply`: the user's calls hold at least half its equations); otherwise it is a step of
+    its own (an optimizer's update calling a learning-rate schedule) and stays one group,
+    the user's code drawn inside it. Innermost first, so a wrapper inside another counts
+    as the calls it is drawn as."""
+    ops: Counter = Counter()
+    for n in b.nodes.values():
+        if n.kind == "op":
+            ops[n.cluster] += 1
+    children: dict[int | None, list[int]] = defaultdict(list)
+    for c in b.clusters.values():
+        children[c.parent].append(c.id)
+
+    def total(c: int) -> int:
+        return ops[c] + sum(total(k) for k in children[c])
+
+    def called_back(c: int) -> int:
+        """Equations in the outermost recorded calls of the user's code below `c`."""
+        out = 0
+        for k in children[c]:
+            x = b.clusters[k]
+            if x.kind == "scope" and calltree.parse(x.title) and k not in b.wrapping:
+                out += total(k)
+            else:
+                out += called_back(k)
+        return out
+
+    for c in sorted(b.wrapping, key=lambda c: -c):
+        if c not in b.clusters or 2 * called_back(c) < total(c):
+            continue
+        outer = b.clusters[c].parent
+        items = b.order[outer]
+        at = items.index(("c", c))
+        items[at:at + 1] = b.order.pop(c, [])
+        for k in children.pop(c, []):
+            children[outer].append(k)
+        children[outer].remove(c)
+        ops[outer] += ops.pop(c, 0)
+        _absorb(b, c, outer)
+    b.wrapping &= set(b.clusters)
+
+
 def _merge_lone_calls(b: _Builder) -> None:
     """A named scope that holds nothing but one module's call (Linen's
     `encoderdecoderblock_0` around an `EncoderDecoder1DBlock`) is one group, named as the
@@ -651,6 +746,19 @@ def _as_pmap(b: _Builder, name: str) -> None:
     b.order[outer.id] = [x for x in b.order[outer.id] if x != ("c", shard.id)] + \
         b.order.pop(shard.id)
     _absorb(b, shard.id, outer.id)
+    # the pmapped function's own call (and its backward pass) is the pmap group itself,
+    # as a traced function's is the picture (`unroot`) and a jit's is the jit: opened
+    # like the same body under `vmap(axis_name=…)`, not a box with an edge to its
+    # backward and one back
+    calls = [i for kind, i in b.order[outer.id] if kind == "c"]
+    labels = {calltree.parse(b.clusters[i].title) and b.clusters[i].label
+              if b.clusters[i].kind == "scope" else None for i in calls}
+    if len(labels) == 1 and None not in labels:
+        for i in calls:
+            items = b.order[outer.id]
+            at = items.index(("c", i))
+            items[at:at + 1] = b.order.pop(i, [])
+            _absorb(b, i, outer.id)
 
 
 def _absorb(b: _Builder, inner: int, outer: int) -> None:

@@ -41,6 +41,8 @@ class Traced:
     in_args: list[str] = field(default_factory=list)   # the argument each input is a leaf of
     const_names: list[str] = field(default_factory=list)   # where each constant was captured
     pmap: bool = False        # the callee is a jax.pmap (drawn as one `pmap:` group)
+    library_calls: frozenset[str] = frozenset()   # labels of calls into a library's
+    # functions (`optimizer.update`), not its modules: steps beside the user's model
 
 
 def _normalise(static_argnums, static_argnames, nargs: int):
@@ -84,11 +86,12 @@ def resolve(call: BoundCall, static_argnums=None, static_argnames=None):
 
 
 def _make_jaxpr(fn, args: tuple, kwargs: dict):
-    """The one place a jaxpr is made: (closed jaxpr, output shapes, wrapper calls)."""
+    """The one place a jaxpr is made: (closed jaxpr, output shapes, (wrapper calls,
+    library calls))."""
     __tracebackhide__ = True
-    with calltree.recording() as wrappers:   # which call of which function made each equation
+    with calltree.recording() as rec:   # which call of which function made each equation
         closed, out_shape = jax.make_jaxpr(fn, return_shape=True)(*args, **kwargs)
-    return closed, out_shape, frozenset(wrappers)
+    return closed, out_shape, (frozenset(rec.wrappers), frozenset(rec.library_calls))
 
 
 def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
@@ -99,7 +102,7 @@ def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
     part = Partition(info, set(nums), names, callee_name=call.func_src, jit_kind=kind)
     pos, dyn_args, dyn_kwargs = part.inputs(bind_static=True)
     try:
-        closed, out_shape, wrappers = _make_jaxpr(part.function(bind_static=True),
+        closed, out_shape, (wrappers, library_calls) = _make_jaxpr(part.function(bind_static=True),
                                                   dyn_args, dyn_kwargs)
     except Exception as e:
         # a str or an int used as a size says which argument to mark static, instead of
@@ -118,7 +121,7 @@ def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
     return Traced(closed, in_names, out_names, title, call, nums, names,
                   part.notes(title, kind), part, wrappers, part.in_args(pos, list(dyn_kwargs)),
                   captured.names(info.fun, list(_compat.consts_of(closed))),
-                  _compat.is_pmap(call.func))
+                  _compat.is_pmap(call.func), library_calls)
 
 
 def stage_text(traced: Traced, stage: str) -> str:

@@ -10,6 +10,7 @@ came out too wide, chooses again with a budget scaled by the measured ratio.
 """
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -155,12 +156,14 @@ def _mostly_calls(c: G.Cluster, ops: int, lines: int) -> bool:
 def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 3,
            first: set[int] = frozenset()) -> tuple[set[int], frozenset[int]]:
     """(clusters to open, those of them whose own equations are grouped by source line):
-    biggest first (a backward pass and a library's call weigh less), each opened only
-    while the drawing of `draw(opened, by_line)` stays within `width_pt` and the rank
-    budget. A call too big to open opens with the call that holds nearly all its work
-    (`_core`), or else with its equations grouped by line and its calls closed, rather
-    than stay one box (a repeated transformer layer shows its five lines), unless they
-    all come from one line.
+    one at a time from the collapsed call tree, the user's model first (`_order`: the
+    path to its repeated block, each open group's backward twin, the model's other
+    calls, then library steps; a backward group never before its forward twin, JAX's
+    own functions never), each opened only while the drawing of `draw(opened, by_line)`
+    stays within `width_pt` and the rank budget. A call too big to open opens with the
+    call that holds nearly all its work (`_core`), or else with its equations grouped by
+    line (its calls closed, to open in turn), rather than stay one box (a repeated
+    transformer layer shows its five lines), unless they all come from one line.
 
     The estimate decides clear cases; `measure(graph) -> Size | None` (a real layout)
     decides at most `layouts` close ones, where the estimate's error (measured: ±15%, up
@@ -203,15 +206,20 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
 
     if first and fit_(opened | first, by_line):
         opened = opened | first
+    model = _model(folded, children)
+    path = _path(folded, model)
+    twins = _twins(folded)
     frontier = [c for p in [None, *opened] for c in children[p] if c not in opened]
     while frontier:
-        # big first; a backward pass weighs half (it mirrors its forward), a library's
-        # call (its equations all at the one line that called it: an optimizer's update)
-        # a quarter
-        frontier.sort(key=lambda c: -folded.clusters[c].num_equations
-                      * (0.5 if folded.clusters[c].backward else 1)
-                      * (0.25 if spread[c] < 2 else 1))
-        c = frontier.pop(0)
+        ready = [c for c in frontier if not folded.clusters[c].backward
+                 or not twins.get(c) or twins[c] & opened]
+        if not ready:
+            break
+        c = min(ready, key=lambda c: _order(folded.clusters[c], model, path, twins,
+                                            spread[c]))
+        frontier.remove(c)
+        if _jax_own(folded.clusters[c], model):
+            continue
         core = _core(folded, c, children[c])
         if fit_(opened | {c}, by_line):
             opened = opened | {c}
@@ -224,7 +232,82 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
             # by line: where there are lines to tell apart, or none at all (a pmap's own
             # equations, JAX's): one box for those, and the calls inside drawn
             opened, by_line = opened | {c}, by_line | {c}
+            frontier += children[c]       # and they open in turn, while legible
     return opened, by_line
+
+
+def _order(c: G.Cluster, model: set[int], path: set[int], twins: dict,
+           spread: int) -> tuple:
+    """The user's model first, by tiers, each biggest first:
+    0. the forward calls on the path to the model's repeated block (`_path`);
+    1. a backward group whose forward twin is open (it mirrors it);
+    2. the model's other calls (their functions, their modules, a model library's
+       modules, and the jit, scan or pmap around them), a backward at half weight;
+    3. the rest: an optimizer's update, a loss's library helper, JAX's own
+       `jit: _where` (a library call whose equations all come from the one line that
+       called it at a quarter weight).
+    A backward group is ready only once its forward twin is open (`choose`)."""
+    if c.id in path and not c.backward:
+        tier = 0
+    elif c.id in model:
+        tier = 1 if c.backward and twins.get(c.id) else 2
+    else:
+        tier = 3
+    weight = c.num_equations * (0.5 if c.backward else 1) * \
+        (0.25 if spread < 2 and tier == 3 else 1)
+    return tier, -weight, c.id
+
+
+_JAX_CALLS = ("jit", "custom_jvp", "custom_vjp", "custom_lin", "remat")
+
+
+def _jax_own(c: G.Cluster, model: set[int]) -> bool:
+    """JAX's own functions (`jit: _where`, `custom_jvp: relu`, `jit: log_softmax`): no
+    call of the user's code or a model inside, no library call: they stay one box at the
+    automatic depth (a click or `--expand` opens them)."""
+    return c.kind in _JAX_CALLS and c.id not in model and not c.library
+
+
+def _path(g: G.Graph, model: set[int]) -> set[int]:
+    """The model's repeated blocks (a folded series, `Block ×4`) and every call around
+    them: the path from the traced function to the model's structure."""
+    out: set[int] = set()
+    for c in g.clusters.values():
+        if c.repeat > 1 and c.id in model and not c.backward:
+            out.update(G._ancestors(g, c.id))
+    return out
+
+
+def _model(g: G.Graph, children: dict) -> set[int]:
+    """The clusters that are, or hold, the user's code or a model's module: a recorded
+    call or named scope (not a call into a library's functions, whatever it calls back),
+    and any jit, scan, cond, remat or pmap with one of those inside."""
+    out: set[int] = set()
+
+    def visit(c: int) -> bool:
+        below = [visit(k) for k in children[c]]
+        x = g.clusters[c]
+        mine = not x.library and (x.kind == "scope" or x.own_call or any(below))
+        if mine:
+            out.add(c)
+        return mine
+
+    for top in children[None]:
+        visit(top)
+    return out
+
+
+def _twins(g: G.Graph) -> dict[int, set[int]]:
+    """Each backward cluster → the forward clusters it mirrors: the same calls (labels
+    without Linen's `_3` suffix: a folded series starts at its other end) from the top."""
+    def key(c: int) -> tuple:
+        return tuple(re.sub(r"_\d+$", "", g.clusters[a].label) for a in G._ancestors(g, c))
+
+    forward: dict[tuple, set[int]] = defaultdict(set)
+    for c in g.clusters.values():
+        if not c.backward:
+            forward[key(c.id)].add(c.id)
+    return {c.id: forward.get(key(c.id), set()) for c in g.clusters.values() if c.backward}
 
 
 def _core(g: G.Graph, c: int, children: list[int]) -> int | None:

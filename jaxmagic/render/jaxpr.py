@@ -247,10 +247,17 @@ class JaxprView:
             try:
                 d = self._layout(dot, self.layout_timeout, self.png)
                 small = _text_px(d.svg)
-                if retry is not None and small < fit.MIN_TEXT_PX:
-                    # the estimate was short: budget by the measured ratio, lay out again
+                budget = fit.max_width_pt()
+                for tries in range(4 if retry is not None else 0):
+                    if small >= fit.MIN_TEXT_PX:
+                        break
+                    # the estimate was short: budget by the measured ratio and lay out
+                    # again, a few times, and at last the collapsed call tree: a legible
+                    # call-tree view is kept before any coarser family
                     ratio = fit.estimate(g).width_pt / (_svg_width(d.svg) * 3 / 4)
-                    g = retry(fit.max_width_pt() * ratio * 0.95, 0)
+                    budget = 0.0 if tries == 3 else min(budget * ratio * 0.95,
+                                                        budget * 0.9)
+                    g = retry(budget, 0)
                     dot = self._dot(g)
                     d = self._layout(dot, self.layout_timeout, self.png)
                     small = _text_px(d.svg)
