@@ -77,7 +77,8 @@ def sub_jaxprs(eqn: Any) -> list[tuple[str, int | None]]:
     return []
 
 
-def _param(eqn: Any, key: str, pos: int | None):
+def sub_jaxpr(eqn: Any, key: str, pos: int | None):
+    """The nested jaxpr `sub_jaxprs(eqn)` names by (key, position)."""
     v = eqn.params[key]
     return v[pos] if pos is not None else v
 
@@ -100,7 +101,7 @@ def walk(jaxpr: Any) -> Iterator[tuple[int, Any, int, tuple[int, ...], tuple[int
             inner = times * (int(eqn.params["length"]) if eqn.primitive.name == "scan"
                              else 1)
             for key, pos in sub_jaxprs(eqn):
-                sub = _param(eqn, key, pos)
+                sub = sub_jaxpr(eqn, key, pos)
                 if isinstance(sub, tuple):     # graph.build does not walk these either
                     continue
                 yield from go(sub, inner, parents + (i,))

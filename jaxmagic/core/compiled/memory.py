@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ... import _compat
-from ..cost import CostRow, _param, estimate, rows, sub_jaxprs, walk
+from ..cost import CostRow, estimate, rows, sub_jaxpr, sub_jaxprs, walk
 from ..trace import Traced
 from .analysis import Analysis
 from .profile import Instructions
@@ -390,9 +390,9 @@ def equation_reads(jaxpr: Any) -> dict[frozenset, list[tuple[int, str]]]:
             if name in _LAYOUT_PRIMITIVES and len(reads) == 1:
                 layout[("eqn", i)] = layout.get(reads[0], (reads[0],))
             subs = [(k, pos) for k, pos in sub_jaxprs(eqn)
-                    if not isinstance(_param(eqn, k, pos), tuple)]
+                    if not isinstance(sub_jaxpr(eqn, k, pos), tuple)]
             for k, pos in subs:
-                sub = _compat.open_jaxpr(_param(eqn, k, pos))
+                sub = _compat.open_jaxpr(sub_jaxpr(eqn, k, pos))
                 if name in ("scan", "while", "cond") or len(sub.invars) != len(eqn.invars):
                     inner = {v: ("eqn", i) for v in sub.invars}     # the loop's own
                 else:
@@ -566,7 +566,7 @@ def _equation_info(traced: Traced, graph: Any):
     gradient, cotangents = cotangent_flow(traced.jaxpr)
     backward, remat, recomputed, after, leaves = {}, set(), set(), set(), set()
     for i, eqn, _, parents, sources in walk(traced.jaxpr):
-        if not any(not isinstance(_param(eqn, k, pos), tuple) for k, pos in sub_jaxprs(eqn)):
+        if not any(not isinstance(sub_jaxpr(eqn, k, pos), tuple) for k, pos in sub_jaxprs(eqn)):
             leaves.add(i)
         backward[i] = _compat.is_backward(eqn) or any(backward.get(p) for p in parents)
         if not backward[i] and (after.intersection(parents) or any(
@@ -639,7 +639,7 @@ def _flow(j: Any, grad_in: list[bool] | None, backward: bool, i: int,
         seed = bwd and not _compat.is_recomputation(eqn)
         flags = [(seed if _compat.is_literal(v) else v in grad) for v in eqn.invars]
         subs = [(k, pos) for k, pos in sub_jaxprs(eqn)
-                if not isinstance(_param(eqn, k, pos), tuple)]
+                if not isinstance(sub_jaxpr(eqn, k, pos), tuple)]
         if subs:
             outs, i = _flow_nested(eqn, subs, flags, bwd, i, marks)
         elif eqn.primitive.name == "optimization_barrier":   # each output is its input
@@ -682,7 +682,7 @@ def _flow_nested(eqn: Any, subs: list, flags: list[bool], bwd: bool, start: int,
     outs = [False] * n_out
     i = start
     for key, pos in subs:
-        sub = _param(eqn, key, pos)
+        sub = sub_jaxpr(eqn, key, pos)
         invars = _compat.open_jaxpr(sub).invars
         if prim == "cond":
             mapped = flags[1:]
