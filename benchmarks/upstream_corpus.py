@@ -100,12 +100,13 @@ class Script:
 
 @dataclass(frozen=True)
 class Body:
-    """The statements of function `func` (in a file, or in a notebook's code cell `cell`),
-    from its first up to the one whose text starts with `until`, run as a cell."""
+    """The statements of function `func` (in a file, or in a notebook's code cell `cell`;
+    func None: the cell's or file's own), from the first up to the one whose text starts
+    with `until`, run as a cell."""
 
     repo: tuple[str, str]
     path: str
-    func: str
+    func: str | None
     until: str
     cell: int | None = None
 
@@ -115,8 +116,9 @@ class Body:
             code = [c for c in json.loads(text)["cells"] if c["cell_type"] == "code"]
             text = "".join(code[self.cell - 1]["source"])
         lines = text.splitlines()
-        func = next(n for n in ast.walk(ast.parse(text))
-                    if isinstance(n, ast.FunctionDef) and n.name == self.func)
+        tree = ast.parse(text)
+        func = tree if self.func is None else next(
+            n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == self.func)
 
         def first(stmt):
             return min([stmt.lineno] + [d.lineno for d in
@@ -143,6 +145,43 @@ class Cells:
 
 def cells(*parts) -> Cells:
     return Cells(tuple(parts))
+
+
+class _Absent:
+    """What a plotting or IO module's names are used for: nothing a train step calls."""
+
+    def __getattr__(self, attr: str):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return _Absent()
+
+    def __call__(self, *args, **kwargs):
+        return _Absent()
+
+
+def stand_in(*names: str) -> str:
+    """A cell that makes each module `name` an empty stand-in unless it imports; for the
+    few a notebook imports that `bench_upstream.IO_ONLY` does not cover (matplotlib,
+    diffrax's samplers) and submodules of the stand-ins (`tensorflow.compat.v2`)."""
+    return f"""
+import importlib as _il, sys as _sys, types as _types, upstream_corpus as _uc
+for _name in {names!r}:
+    try:
+        _il.import_module(_name)
+    except Exception:
+        _m = _types.ModuleType(_name)
+        _m.__getattr__ = lambda attr: _uc._stand_in_attribute(attr)
+        _sys.modules[_name] = _m
+        _parent, _, _child = _name.rpartition('.')
+        if _parent in _sys.modules:
+            setattr(_sys.modules[_parent], _child, _m)
+"""
+
+
+def _stand_in_attribute(attr: str):
+    if attr.startswith("__"):
+        raise AttributeError(attr)
+    return _Absent()
 
 
 # ---- Haiku -------------------------------------------------------------------------------
@@ -190,6 +229,18 @@ initial_params = params_init(next(rng), train_batch)
 state = train.TrainingState(params=initial_params, opt_state=opt_init(initial_params))
 """
 
+HAIKU_VAE = """
+\"\"\"dm-haiku examples/vae.py: `VariationalAutoEncoder` (MLP `Encoder`, `Decoder`) in
+`main`'s `@hk.transform model`, its `@jax.jit loss_fn` and `update` (adam 1e-3), built by
+`main`'s statements up to its datasets; state as `main` makes it. Shrunk: batch 128 -> 8.
+The binarised MNIST batch: (8, 28, 28, 1) of 0/1 floats.\"\"\"
+batch = Batch(image=(np.random.RandomState(0).rand(8, 28, 28, 1) > 0.5).astype(np.float32))
+initial_rng_key = jax.random.PRNGKey(config.seed)
+initial_params = model.init(initial_rng_key, batch.image)
+initial_opt_state = optimizer.init(initial_params)
+state = TrainingState(initial_params, initial_opt_state, initial_rng_key)
+"""
+
 # ---- Flax Linen --------------------------------------------------------------------------
 
 FLAX_VAE = """
@@ -211,6 +262,72 @@ state = train_state.TrainState.create(apply_fn=models.model(config.latents).appl
 batch = (random.uniform(random.key(1), (config.batch_size, 784)) > 0.5).astype(jnp.float32)
 """
 
+
+# ---- Equinox -----------------------------------------------------------------------------
+
+EQX_NB = "docs/examples/{}.ipynb".format
+
+EQX_MNIST_DATA = """
+\"\"\"Cell 4's batch from the torch loader, as numpy: (64, 1, 28, 28) and (64,).\"\"\"
+dummy_x = np.asarray(jax.random.normal(jax.random.PRNGKey(1), (BATCH_SIZE, 1, 28, 28)))
+dummy_y = np.asarray(jax.random.randint(jax.random.PRNGKey(2), (BATCH_SIZE,), 0, 10))
+"""
+EQX_MNIST = """
+\"\"\"equinox docs/examples/mnist.ipynb: the `CNN` (cell 5), loss (cell 7), `optax.adamw`
+(cell 14) and `train`'s statements up to its loop (cell 15: opt_state, `@eqx.filter_jit
+make_step`). Nothing shrunk (batch 64, as the notebook).\"\"\"
+x, y = dummy_x, dummy_y
+"""
+
+EQX_RNN_ARGS = """
+\"\"\"equinox docs/examples/train_rnn.ipynb: `main`'s defaults, the dataset shrunk 10000 -> 64.\"\"\"
+dataset_size, batch_size, learning_rate, steps, hidden_size, depth, seed = 64, 32, 3e-3, 200, 16, 1, 5678
+"""
+EQX_RNN = """
+\"\"\"equinox docs/examples/train_rnn.ipynb: `RNN` (a `GRUCell` under `lax.scan`, cell 3),
+`main`'s statements up to its loop (cell 4: `@eqx.filter_value_and_grad compute_loss`,
+`@eqx.filter_jit make_step`, adam); a batch from its dataloader.\"\"\"
+x, y = next(iter_data)
+"""
+
+EQX_STATEFUL = """
+\"\"\"equinox docs/examples/stateful.ipynb: `Model` (BatchNorm, SpectralNorm, Linear; cell 2),
+`make_step` (cell 3), cell 4 up to its loop (`make_with_state`, adam). Nothing shrunk.\"\"\"
+"""
+
+EQX_GAN = """
+\"\"\"equinox docs/examples/deep_convolutional_gan.ipynb: `Generator`, `Discriminator`
+(ConvTranspose2d/Conv2d, BatchNorm, PReLU; cells 5, 6), the steps (cell 7), cell 8 up to
+`train(...)` (models, `eqx.nn.State`, two adams). Shrunk: batch 32 -> 4 (set after cell 2).
+A batch from the torch loader: (4, 1, 64, 64). One departure: the notebook's
+`optimizer.init(eqx.filter(model, eqx.is_array))` takes BatchNorm's boolean
+`ema_first_time_index` for a parameter, and with optax 0.2.8 the step then fails outside
+`%jaxpr` too (`tree_cast_like`: pytree structure error, None vs tracer); the states are
+made again with `eqx.is_inexact_array`, as the other Equinox notebooks make theirs.\"\"\"
+generator_opt_state = generator_optimizer.init(eqx.filter(generator, eqx.is_inexact_array))
+discriminator_opt_state = discriminator_optimizer.init(
+    eqx.filter(discriminator, eqx.is_inexact_array))
+import numpy as np
+real_batch = np.asarray(jr.normal(jr.PRNGKey(1), (batch_size, channels, height, width)))
+"""
+EQX_GAN_BATCH = "batch_size = 4  # shrunk from cell 2's 32"
+
+EQX_DIFFUSION_DATA = """
+\"\"\"Cell 4 downloads MNIST: its `mnist()` stood in by random uint8 of its shape, 64
+images; the `dataloader` as cell 4 defines it is not needed by the step.\"\"\"
+def mnist():
+    return jr.randint(jr.PRNGKey(0), (64, 1, 28, 28), 0, 256).astype(jnp.uint8)
+patch_size, hidden_size, mix_patch_size, mix_hidden_size, num_blocks, t1 = 4, 32, 64, 64, 4, 10.0
+num_steps, lr, batch_size, print_every, dt0, sample_size, seed = 1_000_000, 3e-4, 8, 10_000, 0.1, 10, 5678
+"""
+EQX_DIFFUSION = """
+\"\"\"equinox docs/examples/score_based_diffusion.ipynb: `Mixer2d` of `MixerBlock`s (cell 2),
+the losses (cell 3), `make_step` and `main`'s statements up to its loop (cell 5: model,
+`int_beta`, `weight`, `optax.adabelief`). Shrunk (`main`'s defaults): hidden 64 -> 32,
+mix sizes 512 -> 64, batch 256 -> 8. diffrax (its sampler only) and matplotlib stand in.\"\"\"
+batch = data[:batch_size]
+"""
+
 # title, setup, call, prefixes of the model's own group titles, cells run first
 TUNED = [
     ("haiku mnist MLP", HAIKU_MNIST, "update(state, batch)", ("net_fn", "sequential", "linear"),
@@ -221,10 +338,51 @@ TUNED = [
      cells(Folder(HAIKU, "examples", "."))),
     ("haiku rnn LSTM unroll", HAIKU_RNN, "train.update(state, train_batch)",
      ("deep_rnn", "DeepRNN", "lstm", "LSTM", "sequence_loss"),
-     cells(Folder(HAIKU, "examples", "."))),
-    ("flax vae (Linen)", FLAX_VAE, "train.train_step(state, batch, random.key(2), config.latents)",
+     cells(stand_in("tensorflow.compat", "tensorflow.compat.v2"),
+           Folder(HAIKU, "examples", "."))),
+    ("flax vae (Linen)", FLAX_VAE, ("--static-argnums 3 "
+                           "train.train_step(state, batch, random.key(2), config.latents)"),
      ("VAE", "encoder", "decoder", "Encoder", "Decoder"),
      cells(Folder(FLAX, "examples/vae"))),
+    ("equinox mnist CNN", EQX_MNIST, "make_step(model, opt_state, x, y)", ("CNN",),
+     cells(Notebook(EQUINOX, EQX_NB("mnist"), (1, 2, 5)), EQX_MNIST_DATA,
+           Notebook(EQUINOX, EQX_NB("mnist"), (7, 11, 14)),
+           Body(EQUINOX, EQX_NB("mnist"), "train", "for step", cell=15))),
+    ("equinox train_rnn GRU", EQX_RNN, "make_step(model, x, y, opt_state)", ("RNN",),
+     cells(Notebook(EQUINOX, EQX_NB("train_rnn"), (1, 2, 3)), EQX_RNN_ARGS,
+           Body(EQUINOX, EQX_NB("train_rnn"), "main", "for step", cell=4))),
+    ("equinox stateful BatchNorm", EQX_STATEFUL, "make_step(model, state, opt_state, xs, ys)",
+     ("Model",),
+     cells(Notebook(EQUINOX, EQX_NB("stateful"), (1, 2, 3)),
+           Body(EQUINOX, EQX_NB("stateful"), None, "for _", cell=4))),
+    ("equinox DCGAN discriminator", EQX_GAN,
+     "step_discriminator(discriminator, generator, real_batch, discriminator_optimizer,"
+     " discriminator_opt_state, generator_state, discriminator_state, key)",
+     ("Discriminator", "Generator"),
+     cells(stand_in("matplotlib", "matplotlib.pyplot"),
+           Notebook(EQUINOX, EQX_NB("deep_convolutional_gan"), (1, 2)), EQX_GAN_BATCH,
+           Notebook(EQUINOX, EQX_NB("deep_convolutional_gan"), (5, 6, 7)),
+           Body(EQUINOX, EQX_NB("deep_convolutional_gan"), None, "(", cell=8))),
+    ("equinox DCGAN generator", EQX_GAN,
+     "step_generator(generator, discriminator, generator_optimizer, generator_opt_state,"
+     " discriminator_state, generator_state, key)",
+     ("Generator", "Discriminator"),
+     cells(stand_in("matplotlib", "matplotlib.pyplot"),
+           Notebook(EQUINOX, EQX_NB("deep_convolutional_gan"), (1, 2)), EQX_GAN_BATCH,
+           Notebook(EQUINOX, EQX_NB("deep_convolutional_gan"), (5, 6, 7)),
+           Body(EQUINOX, EQX_NB("deep_convolutional_gan"), None, "(", cell=8))),
 ]
 
-HELD_OUT = []
+HELD_OUT = [
+    ("haiku vae", HAIKU_VAE, "update(state, batch)",
+     ("model", "variational_auto_encoder", "encoder", "decoder"),
+     cells(Script(HAIKU, "examples/vae.py"),
+           Body(HAIKU, "examples/vae.py", "main", "train_dataset ="))),
+    ("equinox score diffusion", EQX_DIFFUSION,
+     "make_step(model, weight, int_beta, batch, t1, train_key, opt_state, opt.update)",
+     ("Mixer2d", "MixerBlock"),
+     cells(stand_in("diffrax", "matplotlib", "matplotlib.pyplot"),
+           Notebook(EQUINOX, EQX_NB("score_based_diffusion"), (1, 2, 3)), EQX_DIFFUSION_DATA,
+           Body(EQUINOX, EQX_NB("score_based_diffusion"), None, "def main", cell=5),
+           Body(EQUINOX, EQX_NB("score_based_diffusion"), "main", "total_value", cell=5))),
+]
