@@ -57,6 +57,8 @@ _BASE_FLAGS = globals().setdefault('_BASE_FLAGS', frozenset(_flags.FLAGS))
 for _name in set(_flags.FLAGS) - _BASE_FLAGS:
     delattr(_flags.FLAGS, _name)
 _flags.FLAGS.mark_as_parsed()
+import jax as _jax
+_jax.set_mesh(None)   # the spmd row sets its mesh globally, as `with jax.set_mesh` would
 """
 
 
@@ -101,8 +103,9 @@ class Script:
 @dataclass(frozen=True)
 class Body:
     """The statements of function `func` (in a file, or in a notebook's code cell `cell`;
-    func None: the cell's or file's own), from the first up to the one whose text starts
-    with `until`, run as a cell."""
+    func None: the cell's or file's own; "__main__": its `if __name__ == '__main__':`
+    block), from the first up to the one whose text starts with `until`, run as a cell.
+    A cell's IPython magic lines (`%%time`) are blanked."""
 
     repo: tuple[str, str]
     path: str
@@ -115,10 +118,15 @@ class Body:
         if self.cell is not None:
             code = [c for c in json.loads(text)["cells"] if c["cell_type"] == "code"]
             text = "".join(code[self.cell - 1]["source"])
-        lines = text.splitlines()
-        tree = ast.parse(text)
-        func = tree if self.func is None else next(
-            n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == self.func)
+        lines = ["" if line.lstrip().startswith("%") else line for line in text.splitlines()]
+        tree = ast.parse("\n".join(lines))
+        if self.func == "__main__":
+            func = next(n for n in tree.body if isinstance(n, ast.If)
+                        and "__name__" in ast.unparse(n.test))
+        else:
+            func = tree if self.func is None else next(
+                n for n in ast.walk(tree)
+                if isinstance(n, ast.FunctionDef) and n.name == self.func)
 
         def first(stmt):
             return min([stmt.lineno] + [d.lineno for d in
@@ -162,7 +170,8 @@ class _Absent:
 def stand_in(*names: str) -> str:
     """A cell that makes each module `name` an empty stand-in unless it imports; for the
     few a notebook imports that `bench_upstream.IO_ONLY` does not cover (matplotlib,
-    diffrax's samplers) and submodules of the stand-ins (`tensorflow.compat.v2`)."""
+    diffrax's samplers, flax's TensorBoard writer) and submodules of the stand-ins
+    (`tensorflow.compat.v2`)."""
     return f"""
 import importlib as _il, sys as _sys, types as _types, upstream_corpus as _uc
 for _name in {names!r}:
@@ -328,6 +337,160 @@ mix sizes 512 -> 64, batch 256 -> 8. diffrax (its sampler only) and matplotlib s
 batch = data[:batch_size]
 """
 
+SST2 = """
+\"\"\"flax examples/sst2 (train.py, models.py): Linen `TextClassifier` (Embedder with word
+dropout, bidirectional LSTM `SimpleBiLSTM`, `AttentionClassifier` head) and `train_step`
+under `jax.jit` as `train_and_evaluate` builds it; default config (sgd with momentum and
+`add_decayed_weights`). Shrunk: embedding 300 -> 32, hidden 256 -> 32, vocab 64, batch
+64 -> 8, length 60 -> 16.\"\"\"
+import jax, jax.numpy as jnp
+import train
+from configs import default
+config = default.get_config()
+config.embedding_size, config.hidden_size, config.batch_size = 32, 32, 8
+config.vocab_size = 64   # set from the vocabulary by train_and_evaluate
+train_step_fn = jax.jit(train.train_step)
+rng = jax.random.key(config.seed)
+model = train.model_from_config(config)
+state = train.create_train_state(rng, config, model)
+batch = {'token_ids': jax.random.randint(jax.random.key(1), (8, 16), 2, 64),
+         'length': jnp.full((8,), 16, jnp.int32),
+         'label': jax.random.randint(jax.random.key(2), (8,), 0, 2).astype(jnp.float32)}
+rngs = {'dropout': jax.random.key(3)}
+"""
+
+NLP_SEQ = """
+\"\"\"flax examples/nlp_seq (train.py, models.py): Linen encoder `Transformer` for POS
+tagging; `main`'s state (jitted init, `create_learning_rate_scheduler`, `optax.adamw` with
+the schedule, replicated) and `jax.pmap(partial(train_step, model=..., learning_rate_fn=
+...), axis_name='batch', donate_argnums=(0,))`. Shrunk: emb/qkv 512 -> 32, mlp 2048 -> 64,
+8 -> 2 heads, 6 -> 2 layers, max_length 256 -> 16, batch 64 -> 2 per device; vocabularies
+of 64 and 16 (read from the treebank by `main`).\"\"\"
+import functools
+import jax, jax.numpy as jnp, optax
+from jax import random
+from flax import jax_utils
+from flax.training import common_utils, train_state
+import models, train
+config = models.TransformerConfig(vocab_size=64, output_vocab_size=16, max_len=16,
+                                  emb_dim=32, qkv_dim=32, mlp_dim=64, num_heads=2,
+                                  num_layers=2)
+model = models.Transformer(config)
+rng, init_rng = random.split(random.key(0))
+@jax.jit
+def initialize_variables(init_rng):
+  init_batch = jnp.ones((config.max_len, 1), jnp.float32)
+  return model.init(init_rng, inputs=init_batch, train=False)
+init_variables = initialize_variables(init_rng)
+learning_rate_fn = train.create_learning_rate_scheduler(base_learning_rate=0.05)
+optimizer = optax.adamw(learning_rate_fn, b1=0.9, b2=0.98, eps=1e-9, weight_decay=1e-1)
+state = train_state.TrainState.create(apply_fn=model.apply, params=init_variables['params'],
+                                      tx=optimizer)
+state = jax_utils.replicate(state)
+p_train_step = jax.pmap(functools.partial(train.train_step, model=model,
+                                          learning_rate_fn=learning_rate_fn),
+                        axis_name='batch', donate_argnums=(0,))
+n = jax.local_device_count()
+batch = common_utils.shard({
+    'inputs': jax.random.randint(random.key(1), (n * 2, 16), 1, 64),
+    'targets': jax.random.randint(random.key(2), (n * 2, 16), 1, 16)})
+dropout_rngs = random.split(rng, n)
+"""
+
+SEQ2SEQ = """
+\"\"\"flax examples/seq2seq (train.py, models.py): Linen `Seq2seq` (LSTM `Encoder`, `Decoder`
+with teacher forcing, `nn.scan`ned cells) and the module-level `@jax.jit train_step`, state
+from `get_train_state` and batches from `CTable.get_batch` (in-memory arithmetic, no IO),
+as `train_and_evaluate` makes them. Shrunk (its flags): hidden 512 -> 32, batch 128 -> 8.\"\"\"
+from absl import flags
+import jax
+import train
+flags.FLAGS.hidden_size, flags.FLAGS.batch_size = 32, 8
+ctable = train.CTable('0123456789+= ', flags.FLAGS.max_len_query_digit)
+rng = jax.random.key(0)
+state = train.get_train_state(rng, ctable)
+batch = ctable.get_batch(flags.FLAGS.batch_size)
+"""
+
+# ---- Optax -------------------------------------------------------------------------------
+
+OPTAX_NB = "examples/{}.ipynb".format
+
+OPTAX_FLAX = """
+\"\"\"optax examples/flax_example.ipynb: an `nnx.Linear` regression; the notebook never jits a
+whole step: its loop calls `loss_grad_fn(model)` (`jax.value_and_grad` of the jitted `mse`,
+cell 6) and then `optimizer.update` (scale_by_adam, scale; cells 7, 8). The row draws the
+gradient call. Nothing shrunk.\"\"\"
+"""
+
+OPTAX_LOOKAHEAD_DATA = """
+\"\"\"Cell 3 reads MNIST with tfds and grain: its shapes (28, 28, 1) and 10 classes, and one
+batch of (images / 255, labels) for each loader. Shrunk: batch 256 -> 8.\"\"\"
+BATCH_SIZE = 8
+IMG_SIZE, NUM_CLASSES = (28, 28, 1), 10
+_batch = (jax.random.uniform(jax.random.PRNGKey(1), (BATCH_SIZE,) + IMG_SIZE),
+          jax.random.randint(jax.random.PRNGKey(2), (BATCH_SIZE,), 0, NUM_CLASSES))
+train_loader_batched = test_loader_batched = [_batch]
+"""
+OPTAX_LOOKAHEAD = """
+\"\"\"optax examples/lookahead_mnist.ipynb: NNX `CNN` (cell 4), `predict` / `loss_accuracy`
+(cell 5), `optax.lookahead(adam)` on `LookaheadParams` (cell 6), cell 7 up to its epoch
+loop (the `@jax.jit train_step`).\"\"\"
+train_batch = _batch
+"""
+
+NANOLM_DATA = """
+\"\"\"Cell 3 reads tiny_shakespeare with tfds: 2000 random characters of its 65-letter
+alphabet stand in for the text. Shrunk (after cell 2): batch 128 -> 8, block 64 -> 16, 6 -> 4
+layers, embed 256 -> 32, 8 -> 2 heads of 16.\"\"\"
+import random as _random
+_alphabet = "\\n !$&',-.3:;?ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_random.seed(0)
+text_train = "".join(_random.choice(_alphabet) for _ in range(2000))
+text_validation = text_train[:500]
+BATCH_SIZE, BLOCK_SIZE, NUM_LAYERS, EMBED_SIZE, NUM_HEADS, HEAD_SIZE = 8, 16, 4, 32, 2, 16
+"""
+NANOLM = """
+\"\"\"optax examples/nanolm.ipynb: Linen `NanoLM` (a decoder-only transformer written inline
+with `nn.compact`, cell 9), its loss (cell 10), `optax.adamw` (cell 13) and cell 14 up to
+its loop (the `@jax.jit step` that samples its own batch).\"\"\"
+"""
+
+# ---- JAX examples ------------------------------------------------------------------------
+
+JAX_MNIST_DATA = """
+\"\"\"`datasets.mnist_raw` downloads: random uint8 images and labels of its shapes stand
+in (512 train, 128 test); `datasets.mnist` processes them as it does.\"\"\"
+import numpy as _np
+datasets.mnist_raw = lambda: (
+    _np.random.RandomState(0).randint(0, 256, (512, 28, 28)).astype(_np.uint8),
+    _np.random.RandomState(1).randint(0, 10, (512,)),
+    _np.random.RandomState(2).randint(0, 256, (128, 28, 28)).astype(_np.uint8),
+    _np.random.RandomState(3).randint(0, 10, (128,)))
+"""
+JAX_MNIST = """
+\"\"\"jax examples/mnist_classifier.py: a `stax.serial` MLP (Dense 1024, Relu, Dense 1024,
+Relu, Dense 10, LogSoftmax), `optimizers.momentum`, the `@jit update` built by its
+`__main__` block up to its loop. Nothing shrunk but the dataset.\"\"\"
+batch = next(batches)
+"""
+JAX_SPMD = """
+\"\"\"jax examples/spmd_mnist_classifier_fromscratch.py: a tanh MLP in plain jnp, its
+`@jax.jit(donate_argnums=0) train_step` on an Explicit `batch` mesh of all (8 host)
+devices, params replicated and data sharded by `NamedSharding`, built by its `__main__`
+block up to its loop; the mesh set as its `with jax.set_mesh(mesh)` sets it. Nothing
+shrunk but the dataset.\"\"\"
+batch = next(batches)
+jax.set_mesh(mesh)
+"""
+JAX_VAE = """
+\"\"\"jax examples/mnist_vae.py: stax encoder/decoder (Dense, Softplus, FanOut), `elbo`, and
+the `@jit run_epoch` (a `fori_loop` of grad and `optimizers.momentum` updates over the
+epoch's batches) built by its `__main__` block up to its loop. Shrunk: 60000 -> 512 train
+images (16 batches of 32).\"\"\"
+opt_state = opt_init(init_params)
+"""
+
 # title, setup, call, prefixes of the model's own group titles, cells run first
 TUNED = [
     ("haiku mnist MLP", HAIKU_MNIST, "update(state, batch)", ("net_fn", "sequential", "linear"),
@@ -371,6 +534,30 @@ TUNED = [
            Notebook(EQUINOX, EQX_NB("deep_convolutional_gan"), (1, 2)), EQX_GAN_BATCH,
            Notebook(EQUINOX, EQX_NB("deep_convolutional_gan"), (5, 6, 7)),
            Body(EQUINOX, EQX_NB("deep_convolutional_gan"), None, "(", cell=8))),
+    ("flax sst2 (Linen)", SST2, "train_step_fn(state, batch, rngs)",
+     ("TextClassifier", "embedder", "Embedder", "encoder", "SimpleBiLSTM", "classifier",
+      "AttentionClassifier"),
+     cells(stand_in("flax.metrics.tensorboard"), Folder(FLAX, "examples/sst2"))),
+    ("flax nlp_seq (Linen)", NLP_SEQ, "p_train_step(state, batch, dropout_rng=dropout_rngs)",
+     ("Transformer", "encoderblock", "Encoder1DBlock", "MlpBlock", "AddPositionEmbs"),
+     cells(stand_in("flax.metrics.tensorboard"), Folder(FLAX, "examples/nlp_seq"))),
+    ("optax flax_example (NNX)", OPTAX_FLAX, "loss_grad_fn(model)", ("Linear", "mse"),
+     cells(stand_in("matplotlib", "matplotlib.pyplot"),
+           Notebook(OPTAX, OPTAX_NB("flax_example"), (1, 2, 3, 4, 5, 6, 7, 8)))),
+    ("optax lookahead_mnist (NNX)", OPTAX_LOOKAHEAD,
+     "train_step(params, net, solver_state, train_batch)", ("CNN",),
+     cells(Notebook(OPTAX, OPTAX_NB("lookahead_mnist"), (1, 2)), OPTAX_LOOKAHEAD_DATA,
+           Notebook(OPTAX, OPTAX_NB("lookahead_mnist"), (4, 5, 6)),
+           Body(OPTAX, OPTAX_NB("lookahead_mnist"), None, "for epoch", cell=7))),
+    ("jax mnist_classifier (stax)", JAX_MNIST, "update(0, opt_state, batch)",
+     ("init_random_params", "predict", "serial", "Dense"),
+     cells(Folder(JAX, "examples", "."), Script(JAX, "examples/mnist_classifier.py"),
+           JAX_MNIST_DATA, Body(JAX, "examples/mnist_classifier.py", "__main__", "print("))),
+    ("jax spmd_mnist (mesh)", JAX_SPMD, "train_step(replicated_params, batch)", ("predict",),
+     cells(Folder(JAX, "examples"),
+           Script(JAX, "examples/spmd_mnist_classifier_fromscratch.py"), JAX_MNIST_DATA,
+           Body(JAX, "examples/spmd_mnist_classifier_fromscratch.py", "__main__",
+                "for epoch"))),
 ]
 
 HELD_OUT = [
@@ -385,4 +572,17 @@ HELD_OUT = [
            Notebook(EQUINOX, EQX_NB("score_based_diffusion"), (1, 2, 3)), EQX_DIFFUSION_DATA,
            Body(EQUINOX, EQX_NB("score_based_diffusion"), None, "def main", cell=5),
            Body(EQUINOX, EQX_NB("score_based_diffusion"), "main", "total_value", cell=5))),
+    ("flax seq2seq (Linen)", SEQ2SEQ, "train.train_step(state, batch, rng, ctable.eos_id)",
+     ("Seq2seq", "encoder", "decoder", "Encoder", "Decoder"),
+     cells(Folder(FLAX, "examples/seq2seq"))),
+    ("optax nanolm (Linen)", NANOLM, "step(key, var_params, opt_state)", ("NanoLM",),
+     cells(stand_in("matplotlib", "matplotlib.pyplot"),
+           Notebook(OPTAX, OPTAX_NB("nanolm"), (1, 2)), NANOLM_DATA,
+           Notebook(OPTAX, OPTAX_NB("nanolm"), (6, 7, 8, 9, 10, 11, 13)),
+           Body(OPTAX, OPTAX_NB("nanolm"), None, "for i", cell=14))),
+    ("jax mnist_vae (stax)", JAX_VAE, "run_epoch(random.key(0), opt_state, train_images)",
+     ("elbo", "encode", "decode", "serial"),
+     cells(stand_in("matplotlib", "matplotlib.pyplot"), Folder(JAX, "examples", "."),
+           Script(JAX, "examples/mnist_vae.py"), JAX_MNIST_DATA,
+           Body(JAX, "examples/mnist_vae.py", "__main__", "opt_state ="))),
 ]
