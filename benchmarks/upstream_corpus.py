@@ -166,6 +166,8 @@ class _Absent:
     def __call__(self, *args, **kwargs):
         return _Absent()
 
+    __getitem__ = __or__ = __ror__ = __call__
+
 
 def stand_in(*names: str) -> str:
     """A cell that makes each module `name` an empty stand-in unless it imports; for the
@@ -248,6 +250,45 @@ initial_rng_key = jax.random.PRNGKey(config.seed)
 initial_params = model.init(initial_rng_key, batch.image)
 initial_opt_state = optimizer.init(initial_params)
 state = TrainingState(initial_params, initial_opt_state, initial_rng_key)
+"""
+
+HAIKU_TREE = """
+\"\"\"dm-tree (`import tree`, a compiled package, not installed here): its `flatten_with_path`
+for the nested dicts of Haiku params, the one call a train step makes (the l2 term).\"\"\"
+import sys as _sys, types as _types, jax as _jax
+if 'tree' not in _sys.modules:
+    try:
+        import tree as _tree
+    except ImportError:
+        _tree = _types.ModuleType('tree')
+        _tree.flatten_with_path = lambda s: [
+            (tuple(k.key for k in path), leaf)
+            for path, leaf in _jax.tree_util.tree_flatten_with_path(s)[0]]
+        _sys.modules['tree'] = _tree
+"""
+HAIKU_IMAGENET = """
+\"\"\"dm-haiku examples/imagenet/train.py: `hk.nets.ResNet50` (v2, BatchNorm) under
+`hk.transform_with_state`, the module-level `jax.pmap(axis_name='i', donate_argnums=(0,))
+train_step` with its `lr_schedule` (warmup, cosine), `optax.sgd` nesterov, label smoothing,
+l2, `jmp` policies and loss scale; `main`'s state (`set_policy`, `jax.pmap(initial_state)`).
+Shrunk: batch 128 -> 2 per device, images 224 -> 32 px.\"\"\"
+from absl import flags
+from examples.imagenet import dataset, train
+import haiku as hk, jax, jax.numpy as jnp
+FLAGS = flags.FLAGS
+FLAGS.train_device_batch_size = 2
+mp_policy = train.get_policy()
+bn_policy = train.get_bn_policy().with_output_dtype(mp_policy.compute_dtype)
+hk.mixed_precision.set_policy(hk.BatchNorm, bn_policy)
+hk.mixed_precision.set_policy(hk.nets.ResNet50, mp_policy)
+local_device_count = jax.local_device_count()
+rng = jax.random.PRNGKey(FLAGS.train_init_random_seed)
+rng = jnp.broadcast_to(rng, (local_device_count,) + rng.shape)
+batch = {'images': jax.random.normal(jax.random.PRNGKey(1),
+                                     (local_device_count, 2, 32, 32, 3)),
+         'labels': jax.random.randint(jax.random.PRNGKey(2), (local_device_count, 2), 0,
+                                      1000).astype(jnp.uint32)}
+train_state = jax.pmap(train.initial_state)(rng, batch)
 """
 
 # ---- Flax Linen --------------------------------------------------------------------------
@@ -585,4 +626,8 @@ HELD_OUT = [
      cells(stand_in("matplotlib", "matplotlib.pyplot"), Folder(JAX, "examples", "."),
            Script(JAX, "examples/mnist_vae.py"), JAX_MNIST_DATA,
            Body(JAX, "examples/mnist_vae.py", "__main__", "opt_state ="))),
+    ("haiku imagenet ResNet50", HAIKU_IMAGENET, "train.train_step(train_state, batch)",
+     ("res_net50", "ResNet50", "_forward", "block_group", "block"),
+     cells(stand_in("tensorflow.compat", "tensorflow.compat.v2"), HAIKU_TREE,
+           Folder(HAIKU, "examples", "."))),
 ]
