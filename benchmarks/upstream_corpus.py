@@ -156,7 +156,11 @@ def cells(*parts) -> Cells:
 
 
 class _Absent:
-    """What a plotting or IO module's names are used for: nothing a train step calls."""
+    """What a plotting or IO module's names are used for: nothing a train step calls (a
+    class deriving from one, `gym.Wrapper`, is one too)."""
+
+    def __init__(self, *args, **kwargs):
+        pass
 
     def __getattr__(self, attr: str):
         if attr.startswith("__"):
@@ -453,6 +457,54 @@ state = train.get_train_state(rng, ctable)
 batch = ctable.get_batch(flags.FLAGS.batch_size)
 """
 
+FLAX_MNIST = """
+\"\"\"flax examples/mnist/train.py (NNX): `CNN` (Conv, BatchNorm, Dropout, avg_pool, Linear),
+the module-level `@nnx.jit train_step` (nnx.value_and_grad, optimizer, metrics), model,
+`nnx.Optimizer(optax.sgd(lr, momentum))`, `MultiMetric` and `Rngs` as `train_and_evaluate`
+makes them, `model.train()`; default config. Shrunk: batch 128 -> 8.\"\"\"
+import jax, optax
+from flax import nnx
+import train
+from configs import default
+config = default.get_config()
+model = train.CNN(rngs=nnx.Rngs(0))
+optimizer = nnx.Optimizer(model, optax.sgd(config.learning_rate, config.momentum),
+                          wrt=nnx.Param)
+metrics = nnx.MultiMetric(accuracy=nnx.metrics.Accuracy(), loss=nnx.metrics.Average('loss'))
+rngs = nnx.Rngs(0)
+model.train()
+batch = {'image': jax.random.uniform(jax.random.key(1), (8, 28, 28, 1)),
+         'label': jax.random.randint(jax.random.key(2), (8,), 0, 10)}
+"""
+
+FLAX_PPO = """
+\"\"\"flax examples/ppo (ppo_lib.py, models.py): Linen `ActorCritic` (Atari conv torso,
+policy and value heads) for Pong's 6 actions, `create_train_state` with the default
+`decaying_lr_and_clip_param` (an `optax.linear_schedule` learning rate), and
+`train_step` (`jax.jit`, static batch size: a Python loop over the epoch's minibatches that
+adds each loss to `0.0`) called as `train` calls it. Shrunk: 8 -> 1 agent, 128 -> 16 actor
+steps, batch 256 -> 4 (4 minibatches). gymnasium, ale_py and cv2 (the simulators) stand
+in.\"\"\"
+import jax, jax.numpy as jnp, numpy as np
+import models, ppo_lib
+from configs import default
+config = default.get_config()
+config.num_agents, config.actor_steps, config.batch_size = 1, 16, 4
+model = models.ActorCritic(num_outputs=6)
+loop_steps = config.total_frames // (config.num_agents * config.actor_steps)
+iterations_per_step = config.num_agents * config.actor_steps // config.batch_size
+initial_params = ppo_lib.get_initial_params(jax.random.key(0), model)
+state = ppo_lib.create_train_state(initial_params, model, config,
+                                   loop_steps * config.num_epochs * iterations_per_step)
+n = config.num_agents * config.actor_steps
+trajectories = (np.random.RandomState(0).rand(n, 84, 84, 4).astype(np.float32),
+                np.random.RandomState(1).randint(0, 6, (n,)),
+                np.log(np.full((n,), 1 / 6, np.float32)),
+                np.random.RandomState(2).randn(n).astype(np.float32),
+                np.random.RandomState(3).randn(n).astype(np.float32))
+clip_param = config.clip_param * 1.0
+"""
+
 # ---- Optax -------------------------------------------------------------------------------
 
 OPTAX_NB = "examples/{}.ipynb".format
@@ -582,6 +634,15 @@ TUNED = [
     ("flax nlp_seq (Linen)", NLP_SEQ, "p_train_step(state, batch, dropout_rng=dropout_rngs)",
      ("Transformer", "encoderblock", "Encoder1DBlock", "MlpBlock", "AddPositionEmbs"),
      cells(stand_in("flax.metrics.tensorboard"), Folder(FLAX, "examples/nlp_seq"))),
+    ("flax mnist CNN (NNX)", FLAX_MNIST, "train.train_step(model, optimizer, metrics, batch, rngs)",
+     ("CNN",), cells(stand_in("flax.metrics.tensorboard"), Folder(FLAX, "examples/mnist"))),
+    ("flax ppo ActorCritic (Linen)", FLAX_PPO,
+     "ppo_lib.train_step(state, trajectories, config.batch_size, clip_param=clip_param,"
+     " vf_coeff=config.vf_coeff, entropy_coeff=config.entropy_coeff)",
+     ("ActorCritic",),
+     cells(stand_in("flax.metrics.tensorboard", "gymnasium", "gymnasium.spaces",
+                    "gymnasium.spaces.box", "ale_py", "cv2"),
+           Folder(FLAX, "examples/ppo"))),
     ("optax flax_example (NNX)", OPTAX_FLAX, "loss_grad_fn(model)", ("Linear", "mse"),
      cells(stand_in("matplotlib", "matplotlib.pyplot"),
            Notebook(OPTAX, OPTAX_NB("flax_example"), (1, 2, 3, 4, 5, 6, 7, 8)))),
