@@ -35,6 +35,7 @@ OPTAX = ("google-deepmind+optax", "2edbcbe2390da13983b92cbef94ac0460ecde1c5")
 JAX = ("jax-ml+jax", "cec06d116c05f0d52adfceee3d3b730fdbcb0ce5")
 
 ROOT = tempfile.mkdtemp(prefix="upstream-corpus-")
+UPSTREAM = str(Path(tempfile.gettempdir()) / "upstream-")   # bench_upstream's examples too
 
 
 def _show(mirrors: Path, repo: tuple[str, str], path: str) -> str:
@@ -44,13 +45,15 @@ def _show(mirrors: Path, repo: tuple[str, str], path: str) -> str:
                           text=True).stdout
 
 
-# The first cell of every row: the last row's upstream modules and absl flags forgotten
-# (two Haiku examples both define `learning_rate`; both jax's and Haiku's are `examples`).
+# The first cell of every row: the last rows' upstream modules and absl flags forgotten
+# (two Haiku examples both define `learning_rate`; both jax's and Haiku's are `examples`;
+# Flax's `configs` folders, having no `__init__.py`, are namespace packages with no file).
 _FORGET = f"""
 import sys as _sys
 from absl import flags as _flags
 for _name, _module in list(_sys.modules.items()):
-    if (getattr(_module, '__file__', None) or '').startswith({ROOT!r}):
+    _where = [getattr(_module, '__file__', None) or ''] + list(getattr(_module, '__path__', []))
+    if any(str(_w).startswith({UPSTREAM!r}) for _w in _where):   # namespace `configs` too
         del _sys.modules[_name]
 _sys.path[:] = [_p for _p in _sys.path if not _p.startswith({ROOT!r})]
 _BASE_FLAGS = globals().setdefault('_BASE_FLAGS', frozenset(_flags.FLAGS))
@@ -584,7 +587,9 @@ images (16 batches of 32).\"\"\"
 opt_state = opt_init(init_params)
 """
 
-# title, setup, call, prefixes of the model's own group titles, cells run first
+# title, setup, call, prefixes of the model's own group titles (its classes, or for Haiku
+# and stax the function that is the model: `net_fn`, `forward_pass`, `predict`,
+# `encode`; never the loss), cells run first
 TUNED = [
     ("haiku mnist MLP", HAIKU_MNIST, "update(state, batch)", ("net_fn", "sequential", "linear"),
      cells(Script(HAIKU, "examples/mnist.py"),
@@ -593,7 +598,7 @@ TUNED = [
      ("LanguageModel", "language_model", "Transformer", "transformer", "forward_pass"),
      cells(Folder(HAIKU, "examples", "."))),
     ("haiku rnn LSTM unroll", HAIKU_RNN, "train.update(state, train_batch)",
-     ("deep_rnn", "DeepRNN", "lstm", "LSTM", "sequence_loss"),
+     ("deep_rnn", "DeepRNN", "lstm", "LSTM"),
      cells(stand_in("tensorflow.compat", "tensorflow.compat.v2"),
            Folder(HAIKU, "examples", "."))),
     ("flax vae (Linen)", FLAX_VAE, ("--static-argnums 3 "
@@ -652,7 +657,7 @@ TUNED = [
            Notebook(OPTAX, OPTAX_NB("lookahead_mnist"), (4, 5, 6)),
            Body(OPTAX, OPTAX_NB("lookahead_mnist"), None, "for epoch", cell=7))),
     ("jax mnist_classifier (stax)", JAX_MNIST, "update(0, opt_state, batch)",
-     ("init_random_params", "predict", "serial", "Dense"),
+     ("predict",),
      cells(Folder(JAX, "examples", "."), Script(JAX, "examples/mnist_classifier.py"),
            JAX_MNIST_DATA, Body(JAX, "examples/mnist_classifier.py", "__main__", "print("))),
     ("jax spmd_mnist (mesh)", JAX_SPMD, "train_step(replicated_params, batch)", ("predict",),
@@ -683,7 +688,7 @@ HELD_OUT = [
            Notebook(OPTAX, OPTAX_NB("nanolm"), (6, 7, 8, 9, 10, 11, 13)),
            Body(OPTAX, OPTAX_NB("nanolm"), None, "for i", cell=14))),
     ("jax mnist_vae (stax)", JAX_VAE, "run_epoch(random.key(0), opt_state, train_images)",
-     ("elbo", "encode", "decode", "serial"),
+     ("encode", "decode"),
      cells(stand_in("matplotlib", "matplotlib.pyplot"), Folder(JAX, "examples", "."),
            Script(JAX, "examples/mnist_vae.py"), JAX_MNIST_DATA,
            Body(JAX, "examples/mnist_vae.py", "__main__", "opt_state ="))),
