@@ -38,8 +38,8 @@ import types
 from contextlib import contextmanager
 from pathlib import Path
 
-from upstream_heldout import EQUINOX, FLAX, HELD_OUT
 import upstream_corpus
+from upstream_heldout import EQUINOX, FLAX, HELD_OUT
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
