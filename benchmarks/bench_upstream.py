@@ -39,6 +39,7 @@ import types
 from contextlib import contextmanager
 from pathlib import Path
 
+import upstream_corpus
 from upstream_heldout import EQUINOX, FLAX, HELD_OUT
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
@@ -301,7 +302,12 @@ def table(ip, models: list, examples: str, mirrors: Path,
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mirrors", default=os.environ.get("JAXMAGIC_MIRRORS", "/work/.mirror"))
-    mirrors = Path(ap.parse_args().mirrors)
+    ap.add_argument("--only", default="", help="draw only rows whose title contains this")
+    args = ap.parse_args()
+    mirrors = Path(args.mirrors)
+
+    def only(rows):
+        return [r for r in rows if args.only.lower() in r[0].lower()]
     examples = extract(mirrors)
     if examples is None:
         return 1
@@ -316,9 +322,13 @@ def main() -> int:
     ip.user_ns["EXAMPLES"] = examples
     if stand_ins:
         print("empty stand-ins for IO-only modules:", ", ".join(stand_ins))
-    ok = table(ip, MODELS, examples, mirrors, stand_ins)
+    ok = table(ip, only(MODELS), examples, mirrors, stand_ins)
     print("\nheld out: not used for tuning (reported, not gated)")
-    table(ip, HELD_OUT, examples, mirrors, stand_ins)
+    table(ip, only(HELD_OUT), examples, mirrors, stand_ins)
+    print("\ncorpus, tuned (upstream_corpus.py; reported, not gated)")
+    table(ip, only(upstream_corpus.TUNED), examples, mirrors, stand_ins)
+    print("\ncorpus, held out: not used for tuning (reported, not gated)")
+    table(ip, only(upstream_corpus.HELD_OUT), examples, mirrors, stand_ins)
     return 0 if ok else 1
 
 
