@@ -4,8 +4,8 @@ Flax's own `examples/gemma` (NNX) and `examples/lm1b` (Linen), at a pinned commi
 from a local mirror of google/flax and imported unmodified, with small configs and random
 data. Each step is built as the example's `train_and_evaluate` builds it (`nnx.jit` /
 `jax.jit` with its static arguments, `optax.adamw` with the example's own learning-rate
-schedule, `create_learning_rate_schedule`; no mesh) and drawn by `%jaxpr` in a real IPython shell, at
-default settings. Per graph: the smallest text on screen at 1100 px (940 px of cell), the
+schedule, `create_learning_rate_schedule`; no mesh) and drawn by `%jaxpr` in a real IPython
+shell, at default settings. Per graph: the smallest text on screen at 1100 px (940 px of cell), the
 nodes drawn, the seconds the magic took, the SVG's size, how the view is grouped, and the
 groups that name the model's own code.
 
@@ -60,7 +60,8 @@ from transformer_cfg import TransformerConfig
 base = TransformerConfig.gemma3_270m()
 cfg = TransformerConfig.gemma3_270m(num_layers=4, num_embed=256, embed_dim=64, hidden_dim=128,
                                     num_heads=2, head_dim=16, num_kv_heads=1,
-                                    sliding_window_size=16, attention_types=base.attention_types[:4])
+                                    sliding_window_size=16,
+                                    attention_types=base.attention_types[:4])
 model = transformer_lib.Transformer(cfg, rngs=nnx.Rngs(0))
 learning_rate_fn = train.create_learning_rate_schedule(learning_rate=1e-3, warmup_steps=10)
 optimizer = nnx.Optimizer(model, optax.adamw(learning_rate_fn, b1=0.9, b2=0.98, eps=1e-9,
