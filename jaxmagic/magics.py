@@ -284,7 +284,7 @@ class JaxMagic(Magics):
         the terminal, plain shells and headless runs keep the static picture."""
         from importlib.util import find_spec
 
-        return bool(self.explorer and view.stage == "jaxpr" and view._drawn.svg is not None
+        return bool(self.explorer and view.stage == "jaxpr" and view.drawing is not None
                     and widget_frontend(self.shell) and find_spec("anywidget"))
 
     # ---- %jit_compare ----------------------------------------------------------------

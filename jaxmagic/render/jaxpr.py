@@ -25,6 +25,8 @@ from .dot import crowded as crowded_ends
 from .dot import to_dot
 from .text import to_text, visible
 
+KEPT_LAYOUTS = 64      # layouts a view keeps (its levels, its trials, its explorer's frames)
+
 _GROUPING_NOTE = {
     "line": "equations grouped by source line",
     "function": "equations grouped by function",
@@ -64,7 +66,7 @@ def depth_of(depth: int | str | None) -> int | str | None:
 def group_path(g: G.Graph, cluster: int) -> str:
     """A group's titles from the outermost call down, `model/block ×6/jit: _std`: the
     exact name `--expand '=…'` takes."""
-    return "/".join(g.clusters[c].title for c in G._ancestors(g, cluster))
+    return "/".join(g.clusters[c].title for c in G.ancestors(g, cluster))
 
 
 def named_groups(g: G.Graph, names: Iterable[str]) -> set[int]:
@@ -88,7 +90,7 @@ def opened_at(g: G.Graph, depth: int | None, expand: Iterable[str] = (),
     `lines` name, with every group around them."""
     opened = G.opened_at(g, depth)
     for c in named_groups(g, [*expand, *lines]):
-        opened.update(G._ancestors(g, c))
+        opened.update(G.ancestors(g, c))
     return opened
 
 
@@ -139,17 +141,17 @@ class JaxprView:
     # ---- the levels ------------------------------------------------------------------
 
     @cached_property
-    def _folded(self) -> G.Graph:
+    def folded(self) -> G.Graph:
         """Repeats folded, many-leaf arguments as records: the same at every depth."""
         return G.records(G.lanes(G.fold(self.full)))
 
-    def _view(self, opened: set[int], by_line: frozenset[int] = frozenset(),
+    def view_of(self, opened: set[int], by_line: frozenset[int] = frozenset(),
               by: str | None = None) -> G.Graph:
         """The folded graph with `opened` clusters drawn open (those in `by_line` with
         their own equations grouped by source line), coarsened `by` function or phase.
         Coarsening comes before the drawing's touches (stubs, quieted locations), so
         groups are named by the locations the touches hide."""
-        g = G.collapse(self._folded, opened=opened)
+        g = G.collapse(self.folded, opened=opened)
         if self.group == "line":
             g = G.coarsen(g, "line")
         elif by_line:
@@ -163,35 +165,42 @@ class JaxprView:
 
     def _choose(self, width_pt: float, layouts: int = 3) -> tuple[set[int], frozenset[int]]:
         """The automatic depth within `width_pt`, laying out at most `layouts` trials."""
-        return fit.choose(self._folded, self._view, width_pt, self._measure, layouts,
+        return fit.choose(self.folded, self.view_of, width_pt, self._measure, layouts,
                           first=self._collective_groups)
 
     def _auto(self, width_pt: float, layouts: int = 3) -> G.Graph:
-        return self._view(*self._choose(width_pt, layouts))
+        return self.view_of(*self._choose(width_pt, layouts))
 
     def _measure(self, g: G.Graph) -> fit.Size | None:
         """The real drawing's size, or None past 1 s; without a PNG, which takes twice as
         long to render as the layout and is wanted only of the drawing shown."""
         try:
-            d = self._layout(self._dot(g), min(1.0, self.layout_timeout), png=False)
+            d = self.layout_of(self.dot(g), min(1.0, self.layout_timeout), png=False)
         except (layout.LayoutTimeout, layout.NoRenderer, RuntimeError):
             return None
         return fit.Size((_svg_width(d.svg) or 0) * 3 / 4, fit.estimate(g).ranks)
 
-    def _layout(self, dot: str, timeout: float, png: bool) -> layout.Drawing:
-        """Each DOT source laid out once, and once more where a PNG is wanted after all."""
+    def layout_of(self, dot: str, timeout: float | None = None,
+                  png: bool = False) -> layout.Drawing:
+        """`dot` laid out (within `timeout` seconds, the view's `layout_timeout` by
+        default): each DOT source once, and once more where a PNG is wanted after all. The
+        one layout cache of the view and of its explorer; past `KEPT_LAYOUTS` the oldest
+        layouts go first."""
         d = self._layouts.get((dot, True)) or self._layouts.get((dot, png))
         if d is None:
-            d = self._layouts[dot, png] = layout.render(dot, timeout, self.renderer, png)
+            if len(self._layouts) >= KEPT_LAYOUTS:
+                del self._layouts[next(iter(self._layouts))]
+            d = self._layouts[dot, png] = layout.render(
+                dot, self.layout_timeout if timeout is None else timeout, self.renderer, png)
         return d
 
     def _levels(self):
         """(graph, retry): the views to try, finest first; `retry(width)` redoes an
         automatic view with a tighter width budget when the real layout came out wider."""
         auto = None
-        lines = frozenset(named_groups(self._folded, self.lines))
+        lines = frozenset(named_groups(self.folded, self.lines))
         if self.depth != "auto":
-            yield self._view(opened_at(self._folded, self.depth, self.expand, self.lines),
+            yield self.view_of(opened_at(self.folded, self.depth, self.expand, self.lines),
                              lines), None
         elif self.expand or self.lines or self._collective_groups:
             # the automatic depth (the groups holding a collective opened first where
@@ -200,23 +209,23 @@ class JaxprView:
             # follows when that does not stay legible or runs past the ranks a reader
             # can follow)
             auto = self._choose(fit.max_width_pt())
-            named = opened_at(self._folded, -1, self.expand, self.lines) | \
+            named = opened_at(self.folded, -1, self.expand, self.lines) | \
                 self._collective_groups
             if not named <= auto[0] or named & auto[1] or not lines <= auto[1]:
-                g = self._view(auto[0] | named, (auto[1] - named) | lines)
+                g = self.view_of(auto[0] | named, (auto[1] - named) | lines)
                 if self.expand or self.lines or fit.estimate(g).ranks <= fit.MAX_RANKS:
                     yield g, None
         auto = auto or self._choose(fit.max_width_pt())
-        yield self._view(*auto), self._auto
-        yield self._view(*auto, by="function"), None
-        yield self._view(*auto, by="phase"), None
+        yield self.view_of(*auto), self._auto
+        yield self.view_of(*auto, by="function"), None
+        yield self.view_of(*auto, by="phase"), None
 
     @cached_property
     def _collective_groups(self) -> set[int]:
         """The groups around the equations that run collectives (`--sharding`)."""
         if self.collectives is None:
             return set()
-        return G.holding(self._folded, (c.equation for c in self.collectives
+        return G.holding(self.folded, (c.equation for c in self.collectives
                                         if c.equation is not None))
 
     def _title(self, g: G.Graph) -> str:
@@ -229,8 +238,8 @@ class JaxprView:
         try:
             return self._draw(notes, start)
         except KeyboardInterrupt:     # as %jit_compare: stop, and show what there is
-            g = self._view(G.opened_at(self._folded, 0))
-            return _Drawn(g, self._dot(g), None, None, "none",
+            g = self.view_of(G.opened_at(self.folded, 0))
+            return _Drawn(g, self.dot(g), None, None, "none",
                           notes + ["layout interrupted (Ctrl-C); showing text"],
                           time.perf_counter() - start)
 
@@ -243,9 +252,9 @@ class JaxprView:
                 notes.append(f"{len(g.nodes)} nodes exceed max_nodes={self.max_nodes}"
                              f"{_level_text(g)}; drawing a coarser view")
                 continue
-            dot = self._dot(g)
+            dot = self.dot(g)
             try:
-                d = self._layout(dot, self.layout_timeout, self.png)
+                d = self.layout_of(dot, self.layout_timeout, self.png)
                 small = _text_px(d.svg)
                 budget = fit.max_width_pt()
                 for tries in range(4 if retry is not None else 0):
@@ -258,8 +267,8 @@ class JaxprView:
                     budget = 0.0 if tries == 3 else min(budget * ratio * 0.95,
                                                         budget * 0.9)
                     g = retry(budget, 0)
-                    dot = self._dot(g)
-                    d = self._layout(dot, self.layout_timeout, self.png)
+                    dot = self.dot(g)
+                    d = self.layout_of(dot, self.layout_timeout, self.png)
                     small = _text_px(d.svg)
                 if small < fit.MIN_TEXT_PX and g.grouping != "phase":
                     # `--expand`, `--lines`: drawn as asked
@@ -287,7 +296,7 @@ class JaxprView:
                 notes.append(_GROUPING_NOTE[g.grouping])
             return _Drawn(g, dot, d.svg, d.png, d.renderer, notes,
                           time.perf_counter() - start)
-        dot = self._dot(last)
+        dot = self.dot(last)
         return _Drawn(last, dot, None, None, "none",
                       notes + ["too large to draw within the budgets; showing text"],
                       time.perf_counter() - start)
@@ -297,10 +306,8 @@ class JaxprView:
         """What is drawn over the graph: memory when asked for, else costs, else None."""
         return self.memory if self.memory is not None else self.costs
 
-    def _dot(self, g: G.Graph) -> str:
-        return to_dot(g, self.rankdir, self._title(g), **self._marks(g))
 
-    def _marks(self, g: G.Graph) -> dict:
+    def marks(self, g: G.Graph) -> dict:
         """The overlays' marks on `g` (`to_dot`'s `overlay` and `cluster_overlay`: per node
         and group (fill, the figures line, emphasised)), which the explorer's hover repeats."""
         overlay = self._overlay.overlay(g) if self._overlay is not None else {}
@@ -323,8 +330,17 @@ class JaxprView:
     def notes(self) -> list[str]:
         return list(self._drawn.notes)
 
-    def dot(self) -> str:
-        return self._drawn.dot
+    def dot(self, g: G.Graph | None = None) -> str:
+        """The DOT source of the picture drawn, or of `g` (a view of `folded`) drawn
+        with this view's options and overlays."""
+        if g is None:
+            return self._drawn.dot
+        return to_dot(g, self.rankdir, self._title(g), **self.marks(g))
+
+    @property
+    def drawing(self) -> bytes | None:
+        """The picture's SVG, or None where no renderer could draw it."""
+        return self._drawn.svg
 
     def svg(self) -> str:
         """The drawing as SVG text; raises RuntimeError when no renderer could draw it."""
