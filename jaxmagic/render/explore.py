@@ -221,7 +221,8 @@ class Exploration:
         magic, caveat = self.options()
         hl = [f"n{n.id}" for n in g.nodes.values()
               if self.highlight.intersection(n.eqns) or n.title in self.found]
-        table = hover_table(g, self.folded, self.by_line, self.view.marks(g))
+        table = hover_table(g, self.folded, self.by_line, self.view.marks(g),
+                            self.view.hover_lines(g))
         return Frame(svg.decode(), table, magic, caveat,
                      status, hl, seconds)
 
@@ -249,17 +250,19 @@ def _matches(g: G.Graph, query: str) -> tuple[list[G.Node], list[G.Cluster]]:
 
 
 def hover_table(g: G.Graph, folded: G.Graph, by_line: set[int],
-                marks: dict | None = None) -> dict:
+                marks: dict | None = None, lines: dict | None = None) -> dict:
     """What hovering shows, by SVG title: a node's title, kind, details, the figures the
     view's overlays write on it (flops, time, bytes at the peak, collectives: `marks`,
     `to_dot`'s overlay arguments), location, source line (with the library frame), input
     and output shapes, and what a click does. A location the picture leaves off its boxes
-    (one shared by a whole group) is still here."""
-    marks = marks or {}
+    (one shared by a whole group) is still here. `lines`: the overlays' hover lines beyond
+    their marks, by SVG title (`JaxprView.hover_lines`), after the figures."""
+    marks, lines = marks or {}, lines or {}
 
     def figures(kind: str, i: int) -> list[str]:
         line = (marks.get(kind) or {}).get(i, ("", "", False))[1]
-        return [x for x in line.split("\n") if x.strip()]
+        key = f"n{i}" if kind == "overlay" else f"cluster_{i}"
+        return [x for x in line.split("\n") if x.strip()] + list(lines.get(key, ()))
 
     located = {e: n.where for n in folded.nodes.values() if n.where for e in n.eqns}
     ins: dict[int, list[str]] = {}

@@ -102,12 +102,12 @@ class JaxprView:
                  expand: Iterable[str] = (), lines: Iterable[str] = (),
                  rankdir: str = "TB", max_nodes: int = 400,
                  layout_timeout: float = 10.0, renderer: str = "auto", png: bool = True,
-                 group: str = "call", costs: Any = None, memory: Any = None,
-                 collectives: Any = None):
+                 group: str = "call", overlays: dict[str, Any] | None = None):
         self.full = graph
-        self.costs = costs     # render.costs.Costs: --profile / --cost, drawn as an overlay
-        self.memory = memory   # render.memory.Memory: --memory, drawn as an overlay
-        self.collectives = collectives   # render.collectives.Collectives: --sharding
+        # the overlays' results by view attribute, in the registry's order (jaxmagic.
+        # overlays): `view.costs` (Costs), `view.collectives` (Collectives), `view.memory`
+        # (Memory), …; None for one not asked for
+        self.overlays: dict[str, Any] = dict(overlays or {})
         self.func_name = func_name
         self.stage = stage
         self.stage_text = stage_text
@@ -122,19 +122,40 @@ class JaxprView:
         self.group = group
         self._layouts: dict[tuple[str, bool], layout.Drawing] = {}  # (DOT, PNG?) → drawing
 
+    def __getattr__(self, name: str) -> Any:
+        """An overlay's result: `view.costs`, `view.memory`, `view.collectives`, …"""
+        overlays = self.__dict__.get("overlays")
+        if overlays is not None and name in overlays:
+            return overlays[name]
+        raise AttributeError(f"'JaxprView' object has no attribute {name!r}")
+
+    @property
+    def _results(self) -> list[Any]:
+        """The results of the overlays asked for, in the order their text and tables are
+        shown: those that draw lines (`--sharding`'s collectives) first, then the others
+        in the registry's order."""
+        results = [r for r in self.overlays.values() if r is not None]
+        return [r for r in results if getattr(r, "draws", None) == "lines"] + \
+            [r for r in results if getattr(r, "draws", None) != "lines"]
+
     @property
     def num_equations(self) -> int:
         """Every equation, nested jaxprs included."""
         return self.full.num_equations
 
     def configure(self, **changes: Any) -> "JaxprView":
-        """A copy with other options (depth, expand, rankdir, max_nodes, renderer, …)."""
+        """A copy with other options (depth, expand, rankdir, max_nodes, renderer, …);
+        every overlay's result is kept (`costs=…`, an overlay's attribute, replaces one)."""
+        overlays = dict(self.overlays)
+        overlays.update(changes.pop("overlays", {}))
+        for name in [k for k in changes if k in overlays]:
+            overlays[name] = changes.pop(name)
         opts = dict(func_name=self.func_name, stage=self.stage, stage_text=self.stage_text,
                     depth=self.depth, expand=self.expand, lines=self.lines,
                     rankdir=self.rankdir,
                     max_nodes=self.max_nodes, layout_timeout=self.layout_timeout,
                     renderer=self.renderer, png=self.png, group=self.group,
-                    costs=self.costs, memory=self.memory, collectives=self.collectives)
+                    overlays=overlays)
         opts.update(changes)
         return JaxprView(self.full, **opts)
 
@@ -159,14 +180,16 @@ class JaxprView:
         if by is not None:
             g = G.coarsen(g, by)
         g = G.quiet_where(G.residuals(G.unroot(g)))
-        # `--sharding` marks each argument: its sharding, its gather, its resharded edges
-        crowded = crowded_ends(g, many=None if self.collectives is not None else 3)
+        # an overlay that marks each argument (`--sharding`: its sharding, its gather, its
+        # resharded edges) draws every argument's edge of its own
+        marked = any(getattr(r, "marks_inputs", False) for r in self._results)
+        crowded = crowded_ends(g, many=None if marked else 3)
         return G.pack(G.stubs(g, packed=crowded), crowded)
 
     def _choose(self, width_pt: float, layouts: int = 3) -> tuple[set[int], frozenset[int]]:
         """The automatic depth within `width_pt`, laying out at most `layouts` trials."""
         return fit.choose(self.folded, self.view_of, width_pt, self._measure, layouts,
-                          first=self._collective_groups)
+                          first=self._focus_groups)
 
     def _auto(self, width_pt: float, layouts: int = 3) -> G.Graph:
         return self.view_of(*self._choose(width_pt, layouts))
@@ -202,7 +225,7 @@ class JaxprView:
         if self.depth != "auto":
             yield self.view_of(opened_at(self.folded, self.depth, self.expand, self.lines),
                              lines), None
-        elif self.expand or self.lines or self._collective_groups:
+        elif self.expand or self.lines or self._focus_groups:
             # the automatic depth (the groups holding a collective opened first where
             # they fit), and open too: the calls named, the groups holding a collective,
             # with their equations one by one, not grouped by line (a coarser level
@@ -210,7 +233,7 @@ class JaxprView:
             # can follow)
             auto = self._choose(fit.max_width_pt())
             named = opened_at(self.folded, -1, self.expand, self.lines) | \
-                self._collective_groups
+                self._focus_groups
             if not named <= auto[0] or named & auto[1] or not lines <= auto[1]:
                 g = self.view_of(auto[0] | named, (auto[1] - named) | lines)
                 if self.expand or self.lines or fit.estimate(g).ranks <= fit.MAX_RANKS:
@@ -221,12 +244,11 @@ class JaxprView:
         yield self.view_of(*auto, by="phase"), None
 
     @cached_property
-    def _collective_groups(self) -> set[int]:
-        """The groups around the equations that run collectives (`--sharding`)."""
-        if self.collectives is None:
-            return set()
-        return G.holding(self.folded, (c.equation for c in self.collectives
-                                        if c.equation is not None))
+    def _focus_groups(self) -> set[int]:
+        """The groups around the equations the overlays point at (`focus()`: those that
+        run collectives, `--sharding`), opened first."""
+        eqns = [e for r in self._results if hasattr(r, "focus") for e in r.focus()]
+        return G.holding(self.folded, eqns) if eqns else set()
 
     def _title(self, g: G.Graph) -> str:
         return f"{self.func_name} — {G.equations(self.num_equations)}"
@@ -302,22 +324,38 @@ class JaxprView:
                       time.perf_counter() - start)
 
     @property
-    def _overlay(self) -> Any:
-        """What is drawn over the graph: memory when asked for, else costs, else None."""
-        return self.memory if self.memory is not None else self.costs
+    def _fill(self) -> Any:
+        """The overlay whose fill the picture takes (`draws = "fill"`: costs, memory): the
+        last asked for in the registry's order, else None."""
+        fills = [r for r in self._results if getattr(r, "draws", None) == "fill"]
+        return fills[-1] if fills else None
 
 
     def marks(self, g: G.Graph) -> dict:
         """The overlays' marks on `g` (`to_dot`'s `overlay` and `cluster_overlay`: per node
-        and group (fill, the figures line, emphasised)), which the explorer's hover repeats."""
-        overlay = self._overlay.overlay(g) if self._overlay is not None else {}
-        if self.collectives is not None:      # a collective's line joins its node's cost
+        and group (fill, the figures line, emphasised)), which the explorer's hover repeats:
+        the fill overlay's, then each `draws = "lines"` overlay's fill and line on its own
+        nodes, over it (a collective's line joins its node's cost)."""
+        overlay = self._fill.overlay(g) if self._fill is not None else {}
+        for r in reversed(self._results):
+            if getattr(r, "draws", None) != "lines":
+                continue
             nodes = dict(overlay.get("overlay", {}))
-            for i, (fill, line, _) in self.collectives.overlay(g).items():
+            for i, (fill, line, _) in r.overlay(g).items():
                 _, cost, emphasised = nodes.get(i, (fill, "", False))
                 nodes[i] = (fill, "\n".join(x for x in (line, cost) if x), emphasised)
             overlay["overlay"] = nodes
         return overlay
+
+    def hover_lines(self, g: G.Graph) -> dict[str, list[str]]:
+        """The overlays' lines for the explorer's hover beyond their marks (`hover(g)`),
+        by SVG title ("n12", "cluster_3")."""
+        out: dict[str, list[str]] = {}
+        for r in self._results:
+            if hasattr(r, "hover"):
+                for key, lines in r.hover(g).items():
+                    out.setdefault(key, []).extend(lines)
+        return out
 
     # ---- public forms ----------------------------------------------------------------
 
@@ -353,8 +391,7 @@ class JaxprView:
             return self.stage_text or ""
         d = self._drawn
         head = f"{self._title(d.graph)} ({self._summary(d.graph)})"
-        extra = [x.text() for x in (self.collectives, self.costs, self.memory)
-                 if x is not None]
+        extra = [x.text() for x in self._results if hasattr(x, "text")]
         return "\n\n".join(["\n".join([to_text(d.graph, head)] +
                                        [f"note: {n}" for n in d.notes])] + extra)
 
@@ -398,9 +435,11 @@ class JaxprView:
                     f'margin:0;color:{H.INK};background:{H.PANEL}">{H.esc(to_text(d.graph))}</pre>'
                     f'<details><summary>DOT source</summary><pre style="{H.MONO};'
                     f'font-size:11px;color:{H.INK};background:{H.PANEL}">{H.esc(d.dot)}</pre></details>')
+        # the tables of the overlays drawn: each `lines` overlay's and the fill's
+        fill = self._fill
         side = "".join(x for x in (
-            self.collectives.side_html() if self.collectives is not None else "",
-            self._overlay.side_html(d.graph) if self._overlay is not None else "") if x)
+            r.side_html(d.graph) for r in self._results if hasattr(r, "side_html") and
+            (r is fill or getattr(r, "draws", None) != "fill")) if x)
         if side:
             # the tables beside the picture, below it when the picture needs the cell's
             # width to stay legible
