@@ -75,6 +75,14 @@ def test_an_unregistered_overlay_is_gone(ip):
     assert "tally" not in ip.run_line_magic("jaxpr", "-o g(1.0)").overlays
 
 
+def test_a_flag_the_magic_has_already_is_refused(ip):
+    clash = Overlay("depth2", (Flag("depth", "again"),), compute=lambda context, flag: None)
+    with pytest.raises(Exception, match="--depth"):
+        overlays.register(clash)
+    assert all(o.attr != "depth2" for o in overlays.REGISTRY)
+    assert ip.run_line_magic("jaxpr", "--depth 0 -o jnp.sin(jnp.ones(2))").depth == 0
+
+
 def test_the_flag_list_is_the_registry(ip):
     """Every overlay's flag is a `%jaxpr` option, and nothing else adds one."""
     magic = ip.magics_manager.registry["JaxMagic"]

@@ -48,14 +48,22 @@ _listeners: list[Callable[[], None]] = []
 
 
 def register(overlay: Overlay) -> Overlay:
-    """Add `overlay` (last, or in place of a registered one of the same `attr`)."""
+    """Add `overlay` (last, or in place of a registered one of the same `attr`). A flag
+    the magic cannot take (one it has already: `--depth`, `--cost`) raises, and the
+    registry stays as it was."""
+    before = list(REGISTRY)
     for i, known in enumerate(REGISTRY):
         if known.attr == overlay.attr:
             REGISTRY[i] = overlay
             break
     else:
         REGISTRY.append(overlay)
-    _changed()
+    try:
+        _changed()
+    except Exception:
+        REGISTRY[:] = before
+        _changed()
+        raise
     return overlay
 
 
