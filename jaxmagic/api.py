@@ -1,15 +1,18 @@
 """The public Python API: each function returns a view (`_repr_mimebundle_`, `.text()`).
 
-The magics are one way to call these; scripts and tests call them directly.
+The magics are one way to call these; scripts and tests call them directly. This is a
+facade: how a `%jaxpr` view is made (trace, the overlays, the graph) is `pipeline.py`,
+the analyses drawn over it `overlays/`.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from .core import graph as _graph
-from .core import trace as _trace
 from .core.errors import is_jax_error, user_frame
 from .core.target import BoundCall
+from .overlays.sharding import graph_and_collectives as _sharding  # noqa: F401 (its old name)
+from .pipeline import costliest_groups as _costliest_groups
+from .pipeline import trace_call
 from .render.errors import ErrorCard
 from .render.jaxpr import JaxprView
 
@@ -31,7 +34,7 @@ def trace(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None = 
     call = BoundCall(f, args, kwargs, names, {k: k for k in kwargs},
                      f"{getattr(f, '__name__', 'f')}(...)")
     return trace_call(call, static_argnums=static_argnums, static_argnames=static_argnames,
-                      sharding=sharding)
+                      overlays=["sharding"] if sharding else [])
 
 
 def profile(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None = None,
@@ -46,7 +49,7 @@ def profile(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None 
     call = BoundCall(f, args, kwargs, names, {k: k for k in kwargs},
                      f"{getattr(f, '__name__', 'f')}(...)")
     return trace_call(call, static_argnums=static_argnums, static_argnames=static_argnames,
-                      costs="profile" if measure else "cost", budget=budget)
+                      overlays=["profile" if measure else "cost"], budget=budget)
 
 
 def memory(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None = None,
@@ -61,78 +64,7 @@ def memory(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None =
     call = BoundCall(f, args, kwargs, names, {k: k for k in kwargs},
                      f"{getattr(f, '__name__', 'f')}(...)")
     return trace_call(call, static_argnums=static_argnums, static_argnames=static_argnames,
-                      memory=True)
-
-
-def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
-               stage: str = "jaxpr", costs: str | None = None, budget: float = 3.0,
-               sharding: bool = False, memory: bool = False, **options: Any) -> JaxprView:
-    """`trace` for a call whose arguments carry their source text (from a magic).
-
-    `costs` is "cost" (estimated from shapes) or "profile" (measured within `budget`);
-    `sharding` labels values with their shardings and finds the collectives
-    (`view.collectives`); `memory` reads the compiled program's buffers (`view.memory`)."""
-    __tracebackhide__ = True
-    traced = _trace.trace(call, static_argnums=static_argnums, static_argnames=static_argnames)
-    stage_text = _trace.stage_text(traced, stage) if stage != "jaxpr" else None
-    analysis = None        # the one analysis compile --sharding and --memory share
-    if sharding and stage == "jaxpr":
-        graph, options["collectives"], analysis = _sharding(traced)
-    else:
-        graph = _graph.build(traced)
-    graph.notes[:0] = traced.notes
-    if costs:
-        from .core.compiled.profile import cost_rows
-        from .render.costs import Costs
-
-        rows, measured, problem = cost_rows(traced, graph, costs == "profile", budget)
-        if measured is not None and options.get("collectives") is not None:
-            from .core.compiled.collectives import apart, charge_time
-
-            charge_time(options["collectives"].rows, measured.instructions)
-            rows = apart(rows, options["collectives"].rows, measured.charged)
-        options["costs"] = Costs.of(rows, measured, func_name=traced.func_name,
-                                    problem=problem)
-    if memory:
-        options["memory"] = _memory(traced, graph, analysis)
-    return JaxprView(graph, func_name=traced.func_name, stage=stage,
-                     stage_text=stage_text, **options)
-
-
-def _sharding(traced):
-    """(graph with sharded types, Collectives, the analysis or None) of a traced call."""
-    from .core.compiled import collectives as C
-    from .render.collectives import Collectives
-
-    analysis, types, specs, mesh, problem = C.prepare(traced)
-    graph = _graph.build(traced, sharding=True, types=types, specs=specs)
-    if analysis is None:
-        notes = [f"the compiled program could not be analysed ({problem}); shardings are "
-                 "the jaxpr's own types"]
-        return graph, Collectives([], func_name=traced.func_name, devices=None,
-                                  notes=notes), None
-    try:
-        rows, notes = C.find(analysis, traced, graph, mesh), []
-    except Exception as e:      # HLO text this release writes in a form not read yet
-        rows, notes = [], [f"the compiled program's collectives could not be read "
-                           f"({type(e).__name__}: {e})"]
-    return graph, Collectives(rows, func_name=traced.func_name, input_names=traced.in_names,
-                              devices=analysis.num_devices, notes=notes), analysis
-
-
-def _memory(traced, graph, analysis=None):
-    """The compiled call's memory view, or None with a note on the graph saying why;
-    `analysis`: the analysis compile --sharding already made."""
-    from .core.compiled.analysis import analyze
-    from .core.compiled.memory import memory_profile
-    from .render.memory import Memory
-
-    try:
-        return Memory(memory_profile(traced, graph, analysis or analyze(traced)),
-                      traced.func_name)
-    except Exception as e:      # a program the tagged copy cannot compile, an empty dump
-        graph.notes.append(f"--memory unavailable: {type(e).__name__}: {e}")
-        return None
+                      overlays=["memory"])
 
 
 def error_card(exc: BaseException, src: str | None = None, label=None):
@@ -185,20 +117,6 @@ def compare_call(call: BoundCall, **options: Any) -> "JitComparison":
     if result.speedup is not None and result.speedup < 1:   # say where the work is
         result.costliest = _costliest_groups(call, result)
     return result
-
-
-def _costliest_groups(call: BoundCall, m: Any) -> list[tuple[str, float]]:
-    """The three costliest groups of the call by estimated flops (name, share)."""
-    from .core.compiled.profile import cost_rows
-    from .render.costs import Costs
-
-    try:
-        traced = _trace.trace(call, static_argnums=m.static_argnums or None,
-                              static_argnames=m.static_argnames or None)
-        rows, _, _ = cost_rows(traced, _graph.build(traced), profile=False)
-    except Exception:      # the comparison stands without it
-        return []
-    return [(g.name, g.share) for g in Costs.of(rows).costliest_groups(3)]
 
 
 # ---- %jaxcheck: JAX's sharp bits ---------------------------------------------------------

@@ -70,8 +70,7 @@ class JaxprExplorer(anywidget.AnyWidget):
         if content.get("seen", self.answered) != self.answered:
             return      # sent from a picture since replaced (a quick second click)
         x = self.exploration
-        before = (set(x.opened), set(x.by_line), set(x.highlight), set(x.found), x.graph,
-                  x.searched)
+        before = x.snapshot()
         try:
             if kind == "toggle":
                 said = x.toggle(str(content.get("key", "")))
@@ -83,7 +82,7 @@ class JaxprExplorer(anywidget.AnyWidget):
                 return
             self._show(x.frame(said))
         except (layout.LayoutTimeout, layout.NoRenderer, RuntimeError) as e:
-            x.opened, x.by_line, x.highlight, x.found, x.graph, x.searched = before
+            x.restore(before)
             self.status = f"{e}; the picture is unchanged"
         self.answered += 1
 

@@ -17,11 +17,17 @@ from IPython.core.magic import (
     magics_class,
     no_var_expand,
 )
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import (
+    ArgDecorator,
+    argument,
+    construct_parser,
+    magic_arguments,
+    parse_argstring,
+)
 from IPython.display import display
 from traitlets import Bool, Enum, Float, Int
 
-from . import api
+from . import api, overlays
 from .cellhooks import CellHooks, x64
 from .core.target import BoundCall, TargetError, bind, parse_call, split_cell
 from .render.jaxpr import depth_of
@@ -100,10 +106,25 @@ def _static_command(args, expr: str, cell: str | None) -> str:
              ("--static-argnums", args.static_argnums),
              ("--static-argnames", args.static_argnames)]
     keep = [f"{opt} {shlex.quote(value)}" for opt, value in given if value]
-    keep += [flag for flag in ("--cost", "--profile", "--sharding", "--memory")
-             if getattr(args, flag[2:])]
+    keep += [flag.option for flag in overlays.flags() if getattr(args, flag.dest, False)]
     options = " ".join(["{options}"] + keep)
     return f"%%jaxpr {options}" if cell is not None else f"%jaxpr {options} {expr.strip()}"
+
+
+class overlay_arguments(ArgDecorator):
+    """`%jaxpr`'s switches for the registered overlays (`jaxmagic.overlays`), each with
+    its help; `_rebuild_jaxpr_options` adds those registered later."""
+
+    def add_to_parser(self, parser, group):
+        for flag in overlays.flags():
+            (group or parser).add_argument(flag.option, action="store_true", dest=flag.dest,
+                                           help=flag.help)
+
+
+def _rebuild_jaxpr_options() -> None:
+    """The overlays changed: `%jaxpr`'s parser and its help (`%jaxpr?`) again."""
+    magic = JaxMagic.jaxpr
+    magic.parser = construct_parser(magic)
 
 
 def _argnames(text: str | None) -> tuple[str, ...] | None:
@@ -207,21 +228,7 @@ class JaxMagic(Magics):
     @argument("--save", default=None, metavar="PATH", help="also write .svg, .dot or .txt")
     @argument("--checkify", action="store_true", help="first run the call once with "
               "checkify's index checks: an out-of-bounds index raises instead of clamping")
-    @argument("--cost", action="store_true", help="flops and bytes per equation and group, "
-              "estimated from shapes, on the graph (view.costs holds the rows)")
-    @argument("--profile", action="store_true", help="measured time per equation and group "
-              "on the graph: runs the compiled call under JAX's profiler (falls back to "
-              "--cost when the profiler is unavailable)")
-    @argument("--sharding", action="store_true", help="each value's sharding on its edge "
-              "(the types' own on an Explicit mesh, the compiler's choice on an Auto one) "
-              "and every collective the compiled program runs, at the line that caused "
-              "it, with its mesh axes and bytes per device (view.collectives holds the "
-              "rows); a value resharded between producer and reader is a red dashed "
-              "edge (P('data', None) → P('model', None)); one extra compile")
-    @argument("--memory", action="store_true", help="bytes live at the compiled program's "
-              "peak per equation and group on the graph, the live-bytes curve over XLA's "
-              "schedule, and the buffers alive at the peak (view.memory holds the rows); "
-              "compiles, runs nothing")
+    @overlay_arguments()
     @argument("-o", dest="output", action="store_true", help="return the JaxprView")
     @no_var_expand
     @line_cell_magic
@@ -252,8 +259,8 @@ class JaxMagic(Magics):
                 group=args.group,
                 max_nodes=self.max_nodes, layout_timeout=self.layout_timeout,
                 renderer=self.renderer, png=self.png,
-                costs="profile" if args.profile else "cost" if args.cost else None,
-                budget=self.profile_budget, sharding=args.sharding, memory=args.memory)
+                overlays=overlays.chosen(lambda flag: getattr(args, flag.dest, False)),
+                budget=self.profile_budget)
         except JitArgumentError as e:     # mark an argument static: say which, and how
             from .render.jit import static_fix_command
 
@@ -284,7 +291,7 @@ class JaxMagic(Magics):
         the terminal, plain shells and headless runs keep the static picture."""
         from importlib.util import find_spec
 
-        return bool(self.explorer and view.stage == "jaxpr" and view._drawn.svg is not None
+        return bool(self.explorer and view.stage == "jaxpr" and view.drawing is not None
                     and widget_frontend(self.shell) and find_spec("anywidget"))
 
     # ---- %jit_compare ----------------------------------------------------------------
@@ -559,3 +566,8 @@ class JaxMagic(Magics):
         run_checkified(call.func, call.args, call.kwargs,
                        static_argnums=_argnums(args.static_argnums),
                        static_argnames=_argnames(args.static_argnames))
+
+
+# the docstring `%jaxpr?` shows ends in its options: keep its own part to write them anew
+JaxMagic.jaxpr.argcmd_kwds = {"description": JaxMagic.jaxpr.parser.description}
+overlays.on_change(_rebuild_jaxpr_options)

@@ -253,13 +253,13 @@ def test_a_call_too_big_to_open_shows_its_lines_not_one_box():
 
     p = {"w1": jnp.ones((8, 8)), "w2": jnp.ones((8, 8))}
     view = jaxmagic.trace(net, p, jnp.ones((4, 8)))
-    folded = view._folded
+    folded = view.folded
     (cid,) = [c.id for c in folded.clusters.values() if c.title == "big"]
-    wide = fit.estimate(view._view(G.opened_at(folded, None))).width_pt
-    narrow = fit.estimate(view._view(G.opened_at(folded, 0))).width_pt
-    opened, by_line = fit.choose(folded, view._view, (wide + narrow) / 2)
+    wide = fit.estimate(view.view_of(G.opened_at(folded, None))).width_pt
+    narrow = fit.estimate(view.view_of(G.opened_at(folded, 0))).width_pt
+    opened, by_line = fit.choose(folded, view.view_of, (wide + narrow) / 2)
     assert cid in opened and cid in by_line
-    g = view._view(opened, by_line)
+    g = view.view_of(opened, by_line)
     groups = [n for n in g.nodes.values() if n.kind == "group"]
     assert len(groups) == 2 and all(n.cluster == cid for n in groups)
     assert {n.title[:10] for n in groups} == {"h = jnp.ta", "return jnp"}

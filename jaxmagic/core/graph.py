@@ -992,12 +992,16 @@ def _series(b: _Builder) -> dict[int, tuple[int, int]]:
 
 # ---- views of a graph --------------------------------------------------------------
 
-def _ancestors(g: Graph, cluster: int | None) -> list[int]:
+def ancestors(g: Graph, cluster: int | None) -> list[int]:
+    """`cluster` and the groups around it, outermost first (empty for None)."""
     chain = []
     while cluster is not None:
         chain.append(cluster)
         cluster = g.clusters[cluster].parent
     return chain[::-1]   # outermost first
+
+
+_ancestors = ancestors     # its former name
 
 
 def contract(g: Graph, rep: Callable[[Node], Any], make: Callable[[Any, list[Node]], Node],
@@ -1048,7 +1052,7 @@ def opened_at(g: Graph, depth: int | None, expand: Iterable[str] = ()) -> set[in
     opened: set[int] = set()
     for c in g.clusters.values():
         if (depth is None or c.level <= depth) or any(e in c.title.lower() for e in expand):
-            opened.update(_ancestors(g, c.id))
+            opened.update(ancestors(g, c.id))
     return opened
 
 
@@ -1059,7 +1063,7 @@ def holding(g: Graph, eqns: Iterable[int]) -> set[int]:
     out: set[int] = set()
     for n in g.nodes.values():
         if eqns.intersection(n.eqns):
-            out.update(_ancestors(g, n.cluster))
+            out.update(ancestors(g, n.cluster))
     return out
 
 
@@ -1073,7 +1077,7 @@ def collapse(g: Graph, depth: int | None = 0, expand: Iterable[str] = (),
 
     @functools.cache
     def outermost_closed(cluster: int | None) -> int | None:
-        return next((c for c in _ancestors(g, cluster) if c not in opened), None)
+        return next((c for c in ancestors(g, cluster) if c not in opened), None)
 
     def rep(n: Node):
         return outermost_closed(n.cluster)
@@ -1103,7 +1107,7 @@ def fold(g: Graph) -> Graph:
     """
     if not g.series:
         return g
-    chain = {c: _ancestors(g, c) for c in g.clusters}
+    chain = {c: ancestors(g, c) for c in g.clusters}
     subtree: dict[int, list[int]] = defaultdict(list)
     for n in g.nodes.values():
         for c in chain.get(n.cluster, ()):

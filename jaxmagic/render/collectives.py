@@ -31,7 +31,13 @@ def describe(c: Collective, names: list[str] | None = None) -> str:
 
 
 class Collectives:
-    """Every collective of one compiled call, largest first (per-device bytes)."""
+    """Every collective of one compiled call, largest first (per-device bytes).
+
+    As an overlay (`jaxmagic.overlays.sharding`) it draws lines: its own fill and line on
+    the nodes holding a collective and on gathered arguments, over the picture's fill."""
+
+    draws = "lines"
+    marks_inputs = True       # each argument: its sharding, its gather, its reshards
 
     def __init__(self, rows: list[Collective], *, func_name: str = "f",
                  input_names: list[str] | None = None, devices: int | None = 1,
@@ -174,7 +180,11 @@ class Collectives:
                       for r in table]
         return "\n".join(lines + [f"note: {n}" for n in self.footnotes()])
 
-    def side_html(self) -> str:
+    def focus(self) -> list[int]:
+        """The equations that run a collective: their groups open first."""
+        return [c.equation for c in self.rows if c.equation is not None]
+
+    def side_html(self, g: Graph | None = None) -> str:
         """Headline and table, four columns to sit beside a picture: what moves (kind,
         argument, axes), bytes, where (line and group), who issued it."""
         rows = [[H.esc(f"{kind} over {axes}" if axes not in ("—", "") else kind),

@@ -68,6 +68,8 @@ class Group:
 class Costs:
     """Per-equation cost rows of one call, measured (`mode="profile"`) or estimated."""
 
+    draws = "fill"       # the picture's fill (jaxmagic.overlays.costs)
+
     def __init__(self, rows: list[CostRow], *, mode: str, func_name: str = "f",
                  total_s: float | None = None, wall_s: float | None = None,
                  runs: int = 0, platform: str = "", coverage: float | None = None,

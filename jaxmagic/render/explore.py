@@ -2,7 +2,7 @@
 the `%jaxpr` options that redraw the same picture statically.
 
 This is the model behind the explorer widget; it holds no picture of its own: every frame
-is the view's own `_view` of the folded graph, laid out by `layout.render` as the static
+is the view's own `view_of` its folded graph, laid out by `view.layout_of` as the static
 picture is. A frame is the SVG plus a side table of what hovering each node or group
 shows (plain strings: the page puts them into the DOM as text).
 """
@@ -15,10 +15,8 @@ from dataclasses import dataclass, field
 
 from ..core import graph as G
 from . import jaxpr as J
-from . import layout
 
 SEARCH_OPENS = 20      # matches whose groups a search opens; the rest are only counted
-KEPT_LAYOUTS = 16      # views whose SVG is kept, so closing what was opened is instant
 
 
 @dataclass
@@ -37,7 +35,7 @@ class Exploration:
 
     def __init__(self, view) -> None:
         self.view = view
-        self.folded: G.Graph = view._folded
+        self.folded: G.Graph = view.folded
         drawn = view.graph
         # the traced function's own call is open, as the picture draws it: as no box
         self.opened = G.opened_at(self.folded, 0)
@@ -54,7 +52,6 @@ class Exploration:
         # what the last search opened (groups, line groups shown as equations): the next
         # search, an empty one included, closes them again
         self.searched: tuple[set[int], set[int]] = (set(), set())
-        self._svgs: dict[str, bytes] = {}
         self.graph = self._graph()
 
     # ---- what a click or a search changes --------------------------------------------
@@ -118,7 +115,7 @@ class Exploration:
         walk = sorted(nodes, key=lambda n: n.eqns[:1] or (-1,))
         first = [n.cluster for n in walk[:SEARCH_OPENS] if n.cluster is not None] + [
             c.parent for c in clusters[:SEARCH_OPENS] if c.parent is not None]
-        wanted = {a for c in first for a in G._ancestors(self.folded, c)}
+        wanted = {a for c in first for a in G.ancestors(self.folded, c)}
         lines = {c for c in first if c in self.by_line}
         found = len(nodes) + len(clusters)
         shown = min(found, SEARCH_OPENS)
@@ -151,14 +148,26 @@ class Exploration:
 
     def _inside(self, cluster: int) -> set[int]:
         return {c for c in self.folded.clusters
-                if cluster in G._ancestors(self.folded, c)[:-1]}
+                if cluster in G.ancestors(self.folded, c)[:-1]}
 
     def _eqns_in(self, cluster: G.Cluster) -> set[int]:
         inside = self._inside(cluster.id) | {cluster.id}
         return {e for n in self.folded.nodes.values() if n.cluster in inside for e in n.eqns}
 
     def _graph(self) -> G.Graph:
-        return self.view._view(self.opened, frozenset(self.by_line))
+        return self.view.view_of(self.opened, frozenset(self.by_line))
+
+    def snapshot(self) -> tuple:
+        """What an action may change, to `restore` when its layout fails."""
+        return (set(self.opened), set(self.by_line), set(self.highlight), set(self.found),
+                self.graph, (set(self.searched[0]), set(self.searched[1])))
+
+    def restore(self, snapshot: tuple) -> None:
+        """Back to a `snapshot`: the groups open, what was searched, the graph."""
+        opened, by_line, highlight, found, self.graph, searched = snapshot
+        self.opened, self.by_line = set(opened), set(by_line)
+        self.highlight, self.found = set(highlight), set(found)
+        self.searched = (set(searched[0]), set(searched[1]))
 
     # ---- the static options that redraw this view ----------------------------------
 
@@ -205,19 +214,16 @@ class Exploration:
     def frame(self, status: str = "") -> Frame:
         """The current view laid out, with its hover table and highlighted titles."""
         g = self.graph
-        dot = self.view._dot(g)
+        dot = self.view.dot(g)
         start = time.perf_counter()
-        if dot not in self._svgs:
-            if len(self._svgs) >= KEPT_LAYOUTS:     # the oldest first
-                del self._svgs[next(iter(self._svgs))]
-            self._svgs[dot] = layout.render(dot, self.view.layout_timeout,
-                                            self.view.renderer, png=False).svg
+        svg = self.view.layout_of(dot).svg     # the view's cache: closing again is instant
         seconds = time.perf_counter() - start
         magic, caveat = self.options()
         hl = [f"n{n.id}" for n in g.nodes.values()
               if self.highlight.intersection(n.eqns) or n.title in self.found]
-        table = hover_table(g, self.folded, self.by_line, self.view._marks(g))
-        return Frame(self._svgs[dot].decode(), table, magic, caveat,
+        table = hover_table(g, self.folded, self.by_line, self.view.marks(g),
+                            self.view.hover_lines(g))
+        return Frame(svg.decode(), table, magic, caveat,
                      status, hl, seconds)
 
 
@@ -244,17 +250,19 @@ def _matches(g: G.Graph, query: str) -> tuple[list[G.Node], list[G.Cluster]]:
 
 
 def hover_table(g: G.Graph, folded: G.Graph, by_line: set[int],
-                marks: dict | None = None) -> dict:
+                marks: dict | None = None, lines: dict | None = None) -> dict:
     """What hovering shows, by SVG title: a node's title, kind, details, the figures the
     view's overlays write on it (flops, time, bytes at the peak, collectives: `marks`,
     `to_dot`'s overlay arguments), location, source line (with the library frame), input
     and output shapes, and what a click does. A location the picture leaves off its boxes
-    (one shared by a whole group) is still here."""
-    marks = marks or {}
+    (one shared by a whole group) is still here. `lines`: the overlays' hover lines beyond
+    their marks, by SVG title (`JaxprView.hover_lines`), after the figures."""
+    marks, lines = marks or {}, lines or {}
 
     def figures(kind: str, i: int) -> list[str]:
         line = (marks.get(kind) or {}).get(i, ("", "", False))[1]
-        return [x for x in line.split("\n") if x.strip()]
+        key = f"n{i}" if kind == "overlay" else f"cluster_{i}"
+        return [x for x in line.split("\n") if x.strip()] + list(lines.get(key, ()))
 
     located = {e: n.where for n in folded.nodes.values() if n.where for e in n.eqns}
     ins: dict[int, list[str]] = {}

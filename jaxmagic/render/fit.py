@@ -274,7 +274,7 @@ def _path(g: G.Graph, model: set[int]) -> set[int]:
     out: set[int] = set()
     for c in g.clusters.values():
         if c.repeat > 1 and c.id in model and not c.backward:
-            out.update(G._ancestors(g, c.id))
+            out.update(G.ancestors(g, c.id))
     return out
 
 
@@ -301,7 +301,7 @@ def _twins(g: G.Graph) -> dict[int, set[int]]:
     """Each backward cluster → the forward clusters it mirrors: the same calls (labels
     without Linen's `_3` suffix: a folded series starts at its other end) from the top."""
     def key(c: int) -> tuple:
-        return tuple(re.sub(r"_\d+$", "", g.clusters[a].label) for a in G._ancestors(g, c))
+        return tuple(re.sub(r"_\d+$", "", g.clusters[a].label) for a in G.ancestors(g, c))
 
     forward: dict[tuple, set[int]] = defaultdict(set)
     for c in g.clusters.values():

@@ -25,6 +25,8 @@ from .dot import crowded as crowded_ends
 from .dot import to_dot
 from .text import to_text, visible
 
+KEPT_LAYOUTS = 64      # layouts a view keeps (its levels, its trials, its explorer's frames)
+
 _GROUPING_NOTE = {
     "line": "equations grouped by source line",
     "function": "equations grouped by function",
@@ -64,7 +66,7 @@ def depth_of(depth: int | str | None) -> int | str | None:
 def group_path(g: G.Graph, cluster: int) -> str:
     """A group's titles from the outermost call down, `model/block ×6/jit: _std`: the
     exact name `--expand '=…'` takes."""
-    return "/".join(g.clusters[c].title for c in G._ancestors(g, cluster))
+    return "/".join(g.clusters[c].title for c in G.ancestors(g, cluster))
 
 
 def named_groups(g: G.Graph, names: Iterable[str]) -> set[int]:
@@ -88,7 +90,7 @@ def opened_at(g: G.Graph, depth: int | None, expand: Iterable[str] = (),
     `lines` name, with every group around them."""
     opened = G.opened_at(g, depth)
     for c in named_groups(g, [*expand, *lines]):
-        opened.update(G._ancestors(g, c))
+        opened.update(G.ancestors(g, c))
     return opened
 
 
@@ -100,12 +102,12 @@ class JaxprView:
                  expand: Iterable[str] = (), lines: Iterable[str] = (),
                  rankdir: str = "TB", max_nodes: int = 400,
                  layout_timeout: float = 10.0, renderer: str = "auto", png: bool = True,
-                 group: str = "call", costs: Any = None, memory: Any = None,
-                 collectives: Any = None):
+                 group: str = "call", overlays: dict[str, Any] | None = None):
         self.full = graph
-        self.costs = costs     # render.costs.Costs: --profile / --cost, drawn as an overlay
-        self.memory = memory   # render.memory.Memory: --memory, drawn as an overlay
-        self.collectives = collectives   # render.collectives.Collectives: --sharding
+        # the overlays' results by view attribute, in the registry's order (jaxmagic.
+        # overlays): `view.costs` (Costs), `view.collectives` (Collectives), `view.memory`
+        # (Memory), …; None for one not asked for
+        self.overlays: dict[str, Any] = dict(overlays or {})
         self.func_name = func_name
         self.stage = stage
         self.stage_text = stage_text
@@ -120,36 +122,57 @@ class JaxprView:
         self.group = group
         self._layouts: dict[tuple[str, bool], layout.Drawing] = {}  # (DOT, PNG?) → drawing
 
+    def __getattr__(self, name: str) -> Any:
+        """An overlay's result: `view.costs`, `view.memory`, `view.collectives`, …"""
+        overlays = self.__dict__.get("overlays")
+        if overlays is not None and name in overlays:
+            return overlays[name]
+        raise AttributeError(f"'JaxprView' object has no attribute {name!r}")
+
+    @property
+    def _results(self) -> list[Any]:
+        """The results of the overlays asked for, in the order their text and tables are
+        shown: those that draw lines (`--sharding`'s collectives) first, then the others
+        in the registry's order."""
+        results = [r for r in self.overlays.values() if r is not None]
+        return [r for r in results if getattr(r, "draws", None) == "lines"] + \
+            [r for r in results if getattr(r, "draws", None) != "lines"]
+
     @property
     def num_equations(self) -> int:
         """Every equation, nested jaxprs included."""
         return self.full.num_equations
 
     def configure(self, **changes: Any) -> "JaxprView":
-        """A copy with other options (depth, expand, rankdir, max_nodes, renderer, …)."""
+        """A copy with other options (depth, expand, rankdir, max_nodes, renderer, …);
+        every overlay's result is kept (`costs=…`, an overlay's attribute, replaces one)."""
+        overlays = dict(self.overlays)
+        overlays.update(changes.pop("overlays", {}))
+        for name in [k for k in changes if k in overlays]:
+            overlays[name] = changes.pop(name)
         opts = dict(func_name=self.func_name, stage=self.stage, stage_text=self.stage_text,
                     depth=self.depth, expand=self.expand, lines=self.lines,
                     rankdir=self.rankdir,
                     max_nodes=self.max_nodes, layout_timeout=self.layout_timeout,
                     renderer=self.renderer, png=self.png, group=self.group,
-                    costs=self.costs, memory=self.memory, collectives=self.collectives)
+                    overlays=overlays)
         opts.update(changes)
         return JaxprView(self.full, **opts)
 
     # ---- the levels ------------------------------------------------------------------
 
     @cached_property
-    def _folded(self) -> G.Graph:
+    def folded(self) -> G.Graph:
         """Repeats folded, many-leaf arguments as records: the same at every depth."""
         return G.records(G.lanes(G.fold(self.full)))
 
-    def _view(self, opened: set[int], by_line: frozenset[int] = frozenset(),
+    def view_of(self, opened: set[int], by_line: frozenset[int] = frozenset(),
               by: str | None = None) -> G.Graph:
         """The folded graph with `opened` clusters drawn open (those in `by_line` with
         their own equations grouped by source line), coarsened `by` function or phase.
         Coarsening comes before the drawing's touches (stubs, quieted locations), so
         groups are named by the locations the touches hide."""
-        g = G.collapse(self._folded, opened=opened)
+        g = G.collapse(self.folded, opened=opened)
         if self.group == "line":
             g = G.coarsen(g, "line")
         elif by_line:
@@ -157,67 +180,75 @@ class JaxprView:
         if by is not None:
             g = G.coarsen(g, by)
         g = G.quiet_where(G.residuals(G.unroot(g)))
-        # `--sharding` marks each argument: its sharding, its gather, its resharded edges
-        crowded = crowded_ends(g, many=None if self.collectives is not None else 3)
+        # an overlay that marks each argument (`--sharding`: its sharding, its gather, its
+        # resharded edges) draws every argument's edge of its own
+        marked = any(getattr(r, "marks_inputs", False) for r in self._results)
+        crowded = crowded_ends(g, many=None if marked else 3)
         return G.pack(G.stubs(g, packed=crowded), crowded)
 
     def _choose(self, width_pt: float, layouts: int = 3) -> tuple[set[int], frozenset[int]]:
         """The automatic depth within `width_pt`, laying out at most `layouts` trials."""
-        return fit.choose(self._folded, self._view, width_pt, self._measure, layouts,
-                          first=self._collective_groups)
+        return fit.choose(self.folded, self.view_of, width_pt, self._measure, layouts,
+                          first=self._focus_groups)
 
     def _auto(self, width_pt: float, layouts: int = 3) -> G.Graph:
-        return self._view(*self._choose(width_pt, layouts))
+        return self.view_of(*self._choose(width_pt, layouts))
 
     def _measure(self, g: G.Graph) -> fit.Size | None:
         """The real drawing's size, or None past 1 s; without a PNG, which takes twice as
         long to render as the layout and is wanted only of the drawing shown."""
         try:
-            d = self._layout(self._dot(g), min(1.0, self.layout_timeout), png=False)
+            d = self.layout_of(self.dot(g), min(1.0, self.layout_timeout), png=False)
         except (layout.LayoutTimeout, layout.NoRenderer, RuntimeError):
             return None
         return fit.Size((_svg_width(d.svg) or 0) * 3 / 4, fit.estimate(g).ranks)
 
-    def _layout(self, dot: str, timeout: float, png: bool) -> layout.Drawing:
-        """Each DOT source laid out once, and once more where a PNG is wanted after all."""
+    def layout_of(self, dot: str, timeout: float | None = None,
+                  png: bool = False) -> layout.Drawing:
+        """`dot` laid out (within `timeout` seconds, the view's `layout_timeout` by
+        default): each DOT source once, and once more where a PNG is wanted after all. The
+        one layout cache of the view and of its explorer; past `KEPT_LAYOUTS` the oldest
+        layouts go first."""
         d = self._layouts.get((dot, True)) or self._layouts.get((dot, png))
         if d is None:
-            d = self._layouts[dot, png] = layout.render(dot, timeout, self.renderer, png)
+            if len(self._layouts) >= KEPT_LAYOUTS:
+                del self._layouts[next(iter(self._layouts))]
+            d = self._layouts[dot, png] = layout.render(
+                dot, self.layout_timeout if timeout is None else timeout, self.renderer, png)
         return d
 
     def _levels(self):
         """(graph, retry): the views to try, finest first; `retry(width)` redoes an
         automatic view with a tighter width budget when the real layout came out wider."""
         auto = None
-        lines = frozenset(named_groups(self._folded, self.lines))
+        lines = frozenset(named_groups(self.folded, self.lines))
         if self.depth != "auto":
-            yield self._view(opened_at(self._folded, self.depth, self.expand, self.lines),
+            yield self.view_of(opened_at(self.folded, self.depth, self.expand, self.lines),
                              lines), None
-        elif self.expand or self.lines or self._collective_groups:
+        elif self.expand or self.lines or self._focus_groups:
             # the automatic depth (the groups holding a collective opened first where
             # they fit), and open too: the calls named, the groups holding a collective,
             # with their equations one by one, not grouped by line (a coarser level
             # follows when that does not stay legible or runs past the ranks a reader
             # can follow)
             auto = self._choose(fit.max_width_pt())
-            named = opened_at(self._folded, -1, self.expand, self.lines) | \
-                self._collective_groups
+            named = opened_at(self.folded, -1, self.expand, self.lines) | \
+                self._focus_groups
             if not named <= auto[0] or named & auto[1] or not lines <= auto[1]:
-                g = self._view(auto[0] | named, (auto[1] - named) | lines)
+                g = self.view_of(auto[0] | named, (auto[1] - named) | lines)
                 if self.expand or self.lines or fit.estimate(g).ranks <= fit.MAX_RANKS:
                     yield g, None
         auto = auto or self._choose(fit.max_width_pt())
-        yield self._view(*auto), self._auto
-        yield self._view(*auto, by="function"), None
-        yield self._view(*auto, by="phase"), None
+        yield self.view_of(*auto), self._auto
+        yield self.view_of(*auto, by="function"), None
+        yield self.view_of(*auto, by="phase"), None
 
     @cached_property
-    def _collective_groups(self) -> set[int]:
-        """The groups around the equations that run collectives (`--sharding`)."""
-        if self.collectives is None:
-            return set()
-        return G.holding(self._folded, (c.equation for c in self.collectives
-                                        if c.equation is not None))
+    def _focus_groups(self) -> set[int]:
+        """The groups around the equations the overlays point at (`focus()`: those that
+        run collectives, `--sharding`), opened first."""
+        eqns = [e for r in self._results if hasattr(r, "focus") for e in r.focus()]
+        return G.holding(self.folded, eqns) if eqns else set()
 
     def _title(self, g: G.Graph) -> str:
         return f"{self.func_name} — {G.equations(self.num_equations)}"
@@ -229,8 +260,8 @@ class JaxprView:
         try:
             return self._draw(notes, start)
         except KeyboardInterrupt:     # as %jit_compare: stop, and show what there is
-            g = self._view(G.opened_at(self._folded, 0))
-            return _Drawn(g, self._dot(g), None, None, "none",
+            g = self.view_of(G.opened_at(self.folded, 0))
+            return _Drawn(g, self.dot(g), None, None, "none",
                           notes + ["layout interrupted (Ctrl-C); showing text"],
                           time.perf_counter() - start)
 
@@ -243,9 +274,9 @@ class JaxprView:
                 notes.append(f"{len(g.nodes)} nodes exceed max_nodes={self.max_nodes}"
                              f"{_level_text(g)}; drawing a coarser view")
                 continue
-            dot = self._dot(g)
+            dot = self.dot(g)
             try:
-                d = self._layout(dot, self.layout_timeout, self.png)
+                d = self.layout_of(dot, self.layout_timeout, self.png)
                 small = _text_px(d.svg)
                 budget = fit.max_width_pt()
                 for tries in range(4 if retry is not None else 0):
@@ -258,8 +289,8 @@ class JaxprView:
                     budget = 0.0 if tries == 3 else min(budget * ratio * 0.95,
                                                         budget * 0.9)
                     g = retry(budget, 0)
-                    dot = self._dot(g)
-                    d = self._layout(dot, self.layout_timeout, self.png)
+                    dot = self.dot(g)
+                    d = self.layout_of(dot, self.layout_timeout, self.png)
                     small = _text_px(d.svg)
                 if small < fit.MIN_TEXT_PX and g.grouping != "phase":
                     # `--expand`, `--lines`: drawn as asked
@@ -287,30 +318,44 @@ class JaxprView:
                 notes.append(_GROUPING_NOTE[g.grouping])
             return _Drawn(g, dot, d.svg, d.png, d.renderer, notes,
                           time.perf_counter() - start)
-        dot = self._dot(last)
+        dot = self.dot(last)
         return _Drawn(last, dot, None, None, "none",
                       notes + ["too large to draw within the budgets; showing text"],
                       time.perf_counter() - start)
 
     @property
-    def _overlay(self) -> Any:
-        """What is drawn over the graph: memory when asked for, else costs, else None."""
-        return self.memory if self.memory is not None else self.costs
+    def _fill(self) -> Any:
+        """The overlay whose fill the picture takes (`draws = "fill"`: costs, memory): the
+        last asked for in the registry's order, else None."""
+        fills = [r for r in self._results if getattr(r, "draws", None) == "fill"]
+        return fills[-1] if fills else None
 
-    def _dot(self, g: G.Graph) -> str:
-        return to_dot(g, self.rankdir, self._title(g), **self._marks(g))
 
-    def _marks(self, g: G.Graph) -> dict:
+    def marks(self, g: G.Graph) -> dict:
         """The overlays' marks on `g` (`to_dot`'s `overlay` and `cluster_overlay`: per node
-        and group (fill, the figures line, emphasised)), which the explorer's hover repeats."""
-        overlay = self._overlay.overlay(g) if self._overlay is not None else {}
-        if self.collectives is not None:      # a collective's line joins its node's cost
+        and group (fill, the figures line, emphasised)), which the explorer's hover repeats:
+        the fill overlay's, then each `draws = "lines"` overlay's fill and line on its own
+        nodes, over it (a collective's line joins its node's cost)."""
+        overlay = self._fill.overlay(g) if self._fill is not None else {}
+        for r in reversed(self._results):
+            if getattr(r, "draws", None) != "lines":
+                continue
             nodes = dict(overlay.get("overlay", {}))
-            for i, (fill, line, _) in self.collectives.overlay(g).items():
+            for i, (fill, line, _) in r.overlay(g).items():
                 _, cost, emphasised = nodes.get(i, (fill, "", False))
                 nodes[i] = (fill, "\n".join(x for x in (line, cost) if x), emphasised)
             overlay["overlay"] = nodes
         return overlay
+
+    def hover_lines(self, g: G.Graph) -> dict[str, list[str]]:
+        """The overlays' lines for the explorer's hover beyond their marks (`hover(g)`),
+        by SVG title ("n12", "cluster_3")."""
+        out: dict[str, list[str]] = {}
+        for r in self._results:
+            if hasattr(r, "hover"):
+                for key, lines in r.hover(g).items():
+                    out.setdefault(key, []).extend(lines)
+        return out
 
     # ---- public forms ----------------------------------------------------------------
 
@@ -323,8 +368,17 @@ class JaxprView:
     def notes(self) -> list[str]:
         return list(self._drawn.notes)
 
-    def dot(self) -> str:
-        return self._drawn.dot
+    def dot(self, g: G.Graph | None = None) -> str:
+        """The DOT source of the picture drawn, or of `g` (a view of `folded`) drawn
+        with this view's options and overlays."""
+        if g is None:
+            return self._drawn.dot
+        return to_dot(g, self.rankdir, self._title(g), **self.marks(g))
+
+    @property
+    def drawing(self) -> bytes | None:
+        """The picture's SVG, or None where no renderer could draw it."""
+        return self._drawn.svg
 
     def svg(self) -> str:
         """The drawing as SVG text; raises RuntimeError when no renderer could draw it."""
@@ -337,8 +391,7 @@ class JaxprView:
             return self.stage_text or ""
         d = self._drawn
         head = f"{self._title(d.graph)} ({self._summary(d.graph)})"
-        extra = [x.text() for x in (self.collectives, self.costs, self.memory)
-                 if x is not None]
+        extra = [x.text() for x in self._results if hasattr(x, "text")]
         return "\n\n".join(["\n".join([to_text(d.graph, head)] +
                                        [f"note: {n}" for n in d.notes])] + extra)
 
@@ -382,9 +435,11 @@ class JaxprView:
                     f'margin:0;color:{H.INK};background:{H.PANEL}">{H.esc(to_text(d.graph))}</pre>'
                     f'<details><summary>DOT source</summary><pre style="{H.MONO};'
                     f'font-size:11px;color:{H.INK};background:{H.PANEL}">{H.esc(d.dot)}</pre></details>')
+        # the tables of the overlays drawn: each `lines` overlay's and the fill's
+        fill = self._fill
         side = "".join(x for x in (
-            self.collectives.side_html() if self.collectives is not None else "",
-            self._overlay.side_html(d.graph) if self._overlay is not None else "") if x)
+            r.side_html(d.graph) for r in self._results if hasattr(r, "side_html") and
+            (r is fill or getattr(r, "draws", None) != "fill")) if x)
         if side:
             # the tables beside the picture, below it when the picture needs the cell's
             # width to stay legible

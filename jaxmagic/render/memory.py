@@ -54,6 +54,8 @@ class Row:
 class Memory:
     """The memory of one compiled call: `.profile` (the data), `.records()`, `.text()`."""
 
+    draws = "fill"       # the picture's fill (jaxmagic.overlays.memory), over --cost's
+
     def __init__(self, profile: MemoryProfile, func_name: str = "f"):
         self.profile = profile
         self.func_name = func_name

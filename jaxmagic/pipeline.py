@@ -1,0 +1,66 @@
+"""How `%jaxpr` makes its view: trace the call, let the overlays asked for prepare (the
+analysis compile `--sharding` makes first), build the graph, compute each overlay (in the
+registry's order, after those whose results it reads), and hand the graph and the
+results to `JaxprView`. `api.py` is the facade over this."""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from . import overlays as O
+from .core import graph as _graph
+from .core import trace as _trace
+from .core.target import BoundCall
+from .render.jaxpr import JaxprView
+
+
+def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
+               stage: str = "jaxpr", overlays: Iterable[str] = (), budget: float = 3.0,
+               **options: Any) -> JaxprView:
+    """`trace` for a call whose arguments carry their source text (from a magic).
+
+    `overlays` names the flags given (`["profile", "sharding"]`: `overlays.REGISTRY`);
+    `budget` is the seconds `--profile` may run; `options` are the view's."""
+    __tracebackhide__ = True
+    traced = _trace.trace(call, static_argnums=static_argnums, static_argnames=static_argnames)
+    stage_text = _trace.stage_text(traced, stage) if stage != "jaxpr" else None
+    names = set(overlays)
+    asked = [(o, o.given(names)) for o in O.REGISTRY if o.given(names)]
+    ctx = O.Context(traced, stage=stage, budget=budget)
+    for overlay, flag in asked:
+        if overlay.prepare is not None:
+            overlay.prepare(ctx, flag)
+    ctx.graph = _graph.build(traced, **ctx.graph_options)
+    ctx.graph.notes[:0] = traced.notes
+    for overlay, flag in _ordered(asked):
+        ctx.results[overlay.attr] = overlay.compute(ctx, flag)
+    results = {o.attr: ctx.results.get(o.attr) for o in O.REGISTRY}
+    return JaxprView(ctx.graph, func_name=traced.func_name, stage=stage,
+                     stage_text=stage_text, overlays=results, **options)
+
+
+def _ordered(asked: list) -> list:
+    """`asked` in the registry's order, each after the overlays it reads (`after`)."""
+    left, done, out = list(asked), set(), []
+    pending = {o.attr for o, _ in asked}
+    while left:
+        i = next((i for i, (o, _) in enumerate(left)
+                  if not (set(o.after) & pending) - done), 0)
+        overlay, flag = left.pop(i)
+        done.add(overlay.attr)
+        out.append((overlay, flag))
+    return out
+
+
+def costliest_groups(call: BoundCall, m: Any) -> list[tuple[str, float]]:
+    """The three costliest groups of the call `m` (a `%jit_compare` measurement) timed,
+    by estimated flops (name, share)."""
+    from .core.compiled.profile import cost_rows
+    from .render.costs import Costs
+
+    try:
+        traced = _trace.trace(call, static_argnums=m.static_argnums or None,
+                              static_argnames=m.static_argnames or None)
+        rows, _, _ = cost_rows(traced, _graph.build(traced), profile=False)
+    except Exception:      # the comparison stands without it
+        return []
+    return [(g.name, g.share) for g in Costs.of(rows).costliest_groups(3)]
