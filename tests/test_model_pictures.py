@@ -508,7 +508,8 @@ def model_fn(params, x):
     return jnp.sum(x ** 2)
 def make(L, d=32, t=16):
     k = jax.random.split(jax.random.key(0), 5)
-    p = {n: jax.random.normal(k[i], (d, d)) * 0.1 for i, n in enumerate(['wq', 'wk', 'wv', 'w1', 'w2'])}
+    p = {n: jax.random.normal(k[i], (d, d)) * 0.1
+         for i, n in enumerate(['wq', 'wk', 'wv', 'w1', 'w2'])}
     return [dict(p) for _ in range(L)], jnp.ones((t, d))
 params16, tokens = make(16)
 """
