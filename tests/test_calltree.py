@@ -8,6 +8,7 @@ import pytest
 
 import jaxmagic
 from jaxmagic.core import graph as G
+from jaxmagic.core import views as V
 from jaxmagic.render import fit
 from jaxmagic.render.jaxpr import _text_px
 
@@ -113,7 +114,7 @@ def test_backward_pass_of_a_call_is_its_own_group_and_the_groups_are_acyclic():
 def test_consecutive_identical_calls_fold_forward_and_backward_separately():
     params, x = layers(16)
     view = jaxmagic.trace(jax.grad(model), params, x)
-    folded = G.fold(view.full)
+    folded = V.fold(view.full)
     names = titles(folded)
     assert "block ×16" in names
     assert any(re.fullmatch(r"block ×1[56] · backward", t) for t in names)
@@ -123,7 +124,7 @@ def test_consecutive_identical_calls_fold_forward_and_backward_separately():
     assert ops == sum(1 for n in view.full.nodes.values() if n.kind == "op")
     eqns = sorted(i for n in folded.nodes.values() for i in n.eqns)
     assert eqns == sorted(i for n in view.full.nodes.values() for i in n.eqns)
-    assert _cluster_graph_is_acyclic(G.collapse(view.full, None))
+    assert _cluster_graph_is_acyclic(V.collapse(view.full, None))
 
 
 def test_calls_with_different_shapes_do_not_fold():
@@ -135,7 +136,7 @@ def test_calls_with_different_shapes_do_not_fold():
     def dense(p, x):
         return jnp.tanh(x @ p["w"])
 
-    g = G.fold(jaxmagic.trace(net, params, jnp.ones((2, 8))).full)
+    g = V.fold(jaxmagic.trace(net, params, jnp.ones((2, 8))).full)
     assert titles(g) == ["net", "dense #0", "dense #1"]
 
 
@@ -157,7 +158,7 @@ def test_many_leaves_are_one_record_node():
     record = [n for n in inputs if n.primitive == "record"]
     assert len(record) == 1 and record[0].title == "arg0 · 16 leaves"
     assert record[0].detail == ("[i].w f32[8,8] ×16",)
-    long = G.records(jaxmagic.trace(lambda p: [q["w"] * 2 for q in p],
+    long = V.records(jaxmagic.trace(lambda p: [q["w"] * 2 for q in p],
                                     [{"w": jnp.ones(i + 1)} for i in range(12)]).full)
     (rec,) = [n for n in long.nodes.values() if n.kind == "input"]
     assert rec.detail[-1] == "+6 more"
@@ -218,7 +219,7 @@ def test_per_leaf_copies_of_an_optimizer_update_fold_as_leaves():
     params = {"w": jnp.ones((8, 8)), "b": jnp.zeros(8), "head": {"w": jnp.ones((8, 2))}}
     state = opt.init(params)
     view = jaxmagic.trace(opt.update, params, state, params)
-    folded = G.lanes(G.fold(view.full))
+    folded = V.lanes(V.fold(view.full))
     leafy = [n for n in folded.nodes.values() if n.detail and n.detail[-1] == "×3 leaves"]
     assert len(leafy) >= 8 and {"sqrt", "integer_pow"} <= {n.primitive for n in leafy}
     assert len(folded.nodes) < len(view.full.nodes) - 2 * len(leafy) + 1
@@ -238,7 +239,7 @@ def test_parallel_calls_that_feed_one_result_do_not_fold_as_leaves():
         return jnp.sum(q * k * v)
 
     p = {n: jnp.ones((4, 4)) for n in "qkv"}
-    g = G.lanes(jaxmagic.trace(qkv, p, jnp.ones((2, 4))).full)
+    g = V.lanes(jaxmagic.trace(qkv, p, jnp.ones((2, 4))).full)
     assert not any(n.detail and n.detail[-1].endswith("leaves") for n in g.nodes.values())
     assert sum(n.primitive == "dot_general" for n in g.nodes.values()) == 3
 
@@ -255,8 +256,8 @@ def test_a_call_too_big_to_open_shows_its_lines_not_one_box():
     view = jaxmagic.trace(net, p, jnp.ones((4, 8)))
     folded = view.folded
     (cid,) = [c.id for c in folded.clusters.values() if c.title == "big"]
-    wide = fit.estimate(view.view_of(G.opened_at(folded, None))).width_pt
-    narrow = fit.estimate(view.view_of(G.opened_at(folded, 0))).width_pt
+    wide = fit.estimate(view.view_of(V.opened_at(folded, None))).width_pt
+    narrow = fit.estimate(view.view_of(V.opened_at(folded, 0))).width_pt
     opened, by_line = fit.choose(folded, view.view_of, (wide + narrow) / 2)
     assert cid in opened and cid in by_line
     g = view.view_of(opened, by_line)
@@ -299,7 +300,7 @@ def test_a_chain_of_one_operation_is_not_folded_as_leaves():
         return x
 
     full = jaxmagic.trace(chain, jnp.ones(3)).full
-    g = G.lanes(full)
+    g = V.lanes(full)
     assert sum(n.primitive == "add" for n in g.nodes.values()) == 200
     assert len(g.nodes) == len(full.nodes)
 

@@ -8,6 +8,7 @@ import jaxmagic
 from jaxmagic import _compat
 from jaxmagic.core import cost as C
 from jaxmagic.core import graph as G
+from jaxmagic.core import views as V
 from jaxmagic.core.trace import trace
 from jaxmagic.render.costs import Costs
 from jaxmagic.render.dot import EMPHASIS, to_dot
@@ -97,12 +98,12 @@ def test_node_eqns_follow_the_graph_walk_on_a_linen_model():
     for n in ops:
         assert estimates[n.eqns[0]].primitive == n.primitive
     # merged nodes carry every equation they stand for
-    collapsed = G.collapse(g, depth=0)
+    collapsed = V.collapse(g, depth=0)
     for node in collapsed.nodes.values():
         if node.kind == "call":
             inside = {e.index for e in estimates if e.is_op and e.index in node.eqns}
             assert inside and len(inside) == len(node.eqns)
-    union = sorted(e for n in G.coarsen(collapsed, "phase").nodes.values() for e in n.eqns)
+    union = sorted(e for n in V.coarsen(collapsed, "phase").nodes.values() for e in n.eqns)
     assert union == sorted(n.eqns[0] for n in ops)
 
 

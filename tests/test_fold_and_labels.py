@@ -4,16 +4,16 @@ from collections import defaultdict
 
 import pytest
 
-from jaxmagic.core import graph as G
+from jaxmagic.core import views as V
 
 
 def _folded(view):
-    return [G.series_title(c) for c in G.fold(view.full).clusters.values() if c.repeat > 1]
+    return [V.series_title(c) for c in V.fold(view.full).clusters.values() if c.repeat > 1]
 
 
 def _top(view):
     """The titles of the groups directly inside the traced function's own call, folded."""
-    g = G.fold(view.full)
+    g = V.fold(view.full)
     roots = {i for i, c in g.clusters.items() if c.parent is None and not c.backward}
     return [c.title for c in g.clusters.values() if c.parent in roots]
 
@@ -84,9 +84,9 @@ def test_a_haiku_transformer_layer_of_ten_calls_folds(ip):
     grad = ip.run_line_magic("jaxpr", "-o jax.grad(hloss)(hparams, jax.random.key(1), hx)")
     forward = [t for t in _folded(grad) if "backward" not in t]
     assert forward == [f"{LAYER} ×5"], _folded(grad)
-    inside = [c for c in G.fold(grad.full).clusters.values()
+    inside = [c for c in V.fold(grad.full).clusters.values()
               if c.title.startswith(LAYER) and not c.backward]
-    assert sorted(G.series_title(c) for c in inside) == [LAYER, f"{LAYER} ×5"]
+    assert sorted(V.series_title(c) for c in inside) == [LAYER, f"{LAYER} ×5"]
 
 
 MINIBATCH = """
@@ -365,9 +365,9 @@ def test_a_block_stacked_in_a_sequential_keeps_its_own_sequential(ip):
     block is drawn as when it is called alone."""
     pytest.importorskip("flax")
     assert ip.run_cell(NNX_BLOCKS).success
-    alone = G.fold(ip.run_line_magic("jaxpr", "-o one(x8)").full)
+    alone = V.fold(ip.run_line_magic("jaxpr", "-o one(x8)").full)
     (root,) = [i for i, c in alone.clusters.items() if c.parent is None]
-    stacked = G.fold(ip.run_line_magic("jaxpr", "-o stack(x8)").full)
+    stacked = V.fold(ip.run_line_magic("jaxpr", "-o stack(x8)").full)
     (block,) = [i for i, c in stacked.clusters.items() if c.parent is None]
     assert stacked.clusters[block].title == "Block ×3"
     assert _tree(stacked, block) == _tree(alone, root), _tree(stacked, block)

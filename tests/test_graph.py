@@ -6,7 +6,7 @@ from jax import lax
 from jax.sharding import PartitionSpec as P
 
 import jaxmagic
-from jaxmagic.core import graph as G
+from jaxmagic.core import views as V
 
 
 def full(f, *args, **kw):
@@ -144,11 +144,11 @@ def test_collapsed_by_default_and_expandable():
         return jnp.sin(x) + jnp.cos(x)
 
     view = jaxmagic.trace(lambda x: inner(x) * 2, jnp.ones(3))
-    g = G.collapse(view.full, depth=0)
+    g = V.collapse(view.full, depth=0)
     calls = [n for n in g.nodes.values() if n.kind == "call"]
     assert [n.title for n in calls] == ["jit: inner"] and calls[0].count == 3
-    assert len(G.collapse(view.full, depth=None).clusters) == 1
-    assert [c.title for c in G.collapse(view.full, 0, expand=["inner"]).clusters.values()] == [
+    assert len(V.collapse(view.full, depth=None).clusters) == 1
+    assert [c.title for c in V.collapse(view.full, 0, expand=["inner"]).clusters.values()] == [
         "jit: inner"]
     assert view.num_equations == 5      # the jit equation, its 3, and mul
 
@@ -163,7 +163,7 @@ def test_identical_layers_roll_up():
             x = layer(x)
         return x
 
-    g = G.collapse(full(net, jnp.ones(4)), depth=0)
+    g = V.collapse(full(net, jnp.ones(4)), depth=0)
     calls = [n for n in g.nodes.values() if n.kind == "call"]
     assert [n.title for n in calls] == ["jit: layer ×16"]
     assert calls[0].count == 32
@@ -176,7 +176,7 @@ def test_coarsen_groups_by_line_and_phase():
         return jnp.sum(x)
 
     g = full(jax.grad(loss), jnp.ones((4, 4)), jnp.ones((2, 4)))
-    by_line = G.coarsen(g, "line")
+    by_line = V.coarsen(g, "line")
     groups = [n for n in by_line.nodes.values() if n.kind == "group"]
     assert len(groups) < 10 < len(ops(g))
     assert {n.backward for n in groups} == {True, False}
@@ -208,9 +208,9 @@ def test_phase_view_takes_in_collapsed_calls_and_stays_acyclic():
             x = norm(jnp.tanh(x @ w))
         return jnp.sum(x ** 2)
 
-    g = G.collapse(full(jax.grad(deep), [jnp.eye(4)] * 6, jnp.ones((2, 4))), depth=0)
+    g = V.collapse(full(jax.grad(deep), [jnp.eye(4)] * 6, jnp.ones((2, 4))), depth=0)
     assert sum(n.kind == "call" for n in g.nodes.values()) >= 2    # forward and backward
-    phase = G.coarsen(g, "phase")
+    phase = V.coarsen(g, "phase")
     groups = {n.title: n for n in phase.nodes.values() if n.kind not in ("input", "output")}
     assert set(groups) == {"forward", "backward"}
     assert groups["forward"].eqns and groups["backward"].eqns
@@ -255,7 +255,7 @@ def test_phase_view_of_a_train_step_puts_the_update_after_the_backward_pass():
     def step(w, x):
         return w - 0.1 * jax.grad(loss)(w, x)
 
-    phase = G.coarsen(G.collapse(full(step, jnp.ones((4, 4)), jnp.ones((2, 4))), depth=0),
+    phase = V.coarsen(V.collapse(full(step, jnp.ones((4, 4)), jnp.ones((2, 4))), depth=0),
                       "phase")
     order = {n.id: ["forward", "backward", "after backward"].index(n.title)
              for n in phase.nodes.values() if n.kind == "group"}

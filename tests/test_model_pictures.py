@@ -2,7 +2,7 @@
 layers, and its size follows the model's structure, not its depth."""
 import pytest
 
-from jaxmagic.core import graph as G
+from jaxmagic.core import views as V
 
 SETUP = """
 import flax.linen as nn
@@ -188,9 +188,9 @@ def test_linen_blocks_that_differ_only_in_their_dropout_salt_fold(linen):
     view = linen.run_line_magic(
         "jaxpr", "-o Stack().apply(stack_vars, jnp.ones((2, 8)), "
                  "rngs={'dropout': jax.random.key(1)})")
-    g = G.fold(view.full)
+    g = V.fold(view.full)
     series = [c for c in g.clusters.values() if c.repeat > 1]
-    assert [(G.series_title(c), c.repeat) for c in series] == [("layer_0 ×4", 4)], \
+    assert [(V.series_title(c), c.repeat) for c in series] == [("layer_0 ×4", 4)], \
         [c.title for c in g.clusters.values()]
     # the name Linen gave the block's scope and the class it calls are one group
     assert series[0].detail == ("Block",)
@@ -229,8 +229,8 @@ def test_a_repeat_inside_a_merged_scope_folds_once(linen):
     series = view.full.series
     assert all(first != m for m, (first, k) in series.items() if k), series
     assert len(set(view.full.clusters)) == len(view.full.clusters)
-    folded = [c for c in G.fold(view.full).clusters.values() if c.repeat > 1]
-    assert [G.series_title(c) for c in folded] == \
+    folded = [c for c in V.fold(view.full).clusters.values() if c.repeat > 1]
+    assert [V.series_title(c) for c in folded] == \
         ["LayerNorm → MultiHeadDotProductAttention → Dropout ×2"]
     assert view.graph.nodes       # drawn
 
@@ -250,7 +250,7 @@ def test_a_pmapped_step_opens_past_the_pmap_plumbing(ip):
     drawn = {n.title: n for n in view.graph.nodes.values() if n.kind in ("call", "group")}
     # the pmapped function's own call is the pmap group (issue 25.4): its lines are drawn
     assert any(t.startswith("total = sum(") for t in drawn), (sorted(drawn), view.notes)
-    plumbing = [n for n in drawn.values() if n.title == G.NO_LINE]
+    plumbing = [n for n in drawn.values() if n.title == V.NO_LINE]
     assert [len(n.eqns) for n in plumbing] == [81], sorted(drawn)
 
 
@@ -303,7 +303,7 @@ def test_an_optimizer_calling_a_schedule_back_stays_one_group(ip, rate):
     assert len(update) == 1, sorted({c.title for c in full.clusters.values()})
     if rate == "schedule":
         inside = [c for c in full.clusters.values() if c.label == "schedule"]
-        assert inside and all(update[0].id in G._ancestors(full, c.id) for c in inside)
+        assert inside and all(update[0].id in V.ancestors(full, c.id) for c in inside)
     loose = [n for n in view.graph.nodes.values() if n.kind == "op" and n.cluster is None]
     assert not loose, [n.title for n in loose]
     assert "Block_1 ×3" in {c.title for c in view.graph.clusters.values()}, view.text()
@@ -466,7 +466,7 @@ def test_equations_hoisted_out_of_a_scan_stay_in_the_function_that_runs_it(linen
     assert tops == ["train_step", "train_step · backward"], tops
     cells = [c for c in full.clusters.values() if c.label == "LSTMCell_0.scan_fn"]
     assert cells and all(any(full.clusters[a].label == "forward_lstm"
-                             for a in G._ancestors(full, c.id)) for c in cells)
+                             for a in V.ancestors(full, c.id)) for c in cells)
     drawn_tops = {c.title for c in view.graph.clusters.values() if c.parent is None}
     assert "LSTMCell_0.scan_fn" not in drawn_tops, view.text()
 

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..core import graph as G
+from ..core import views as V
 from . import jaxpr as J
 
 SEARCH_OPENS = 20      # matches whose groups a search opens; the rest are only counted
@@ -38,7 +39,7 @@ class Exploration:
         self.folded: G.Graph = view.folded
         drawn = view.graph
         # the traced function's own call is open, as the picture draws it: as no box
-        self.opened = G.opened_at(self.folded, 0)
+        self.opened = V.opened_at(self.folded, 0)
         if drawn.grouping in ("equation", "line") or not drawn.clusters:
             self.opened |= {c for c in drawn.clusters if c in self.folded.clusters}
         # else the static picture coarsened past its budgets: start from the top
@@ -115,7 +116,7 @@ class Exploration:
         walk = sorted(nodes, key=lambda n: n.eqns[:1] or (-1,))
         first = [n.cluster for n in walk[:SEARCH_OPENS] if n.cluster is not None] + [
             c.parent for c in clusters[:SEARCH_OPENS] if c.parent is not None]
-        wanted = {a for c in first for a in G.ancestors(self.folded, c)}
+        wanted = {a for c in first for a in V.ancestors(self.folded, c)}
         lines = {c for c in first if c in self.by_line}
         found = len(nodes) + len(clusters)
         shown = min(found, SEARCH_OPENS)
@@ -148,7 +149,7 @@ class Exploration:
 
     def _inside(self, cluster: int) -> set[int]:
         return {c for c in self.folded.clusters
-                if cluster in G.ancestors(self.folded, c)[:-1]}
+                if cluster in V.ancestors(self.folded, c)[:-1]}
 
     def _eqns_in(self, cluster: G.Cluster) -> set[int]:
         inside = self._inside(cluster.id) | {cluster.id}

@@ -15,6 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ..core import graph as G
+from ..core import views as V
 from . import dot as D
 
 CELL_PX = 940         # measured: a graph's drawn width in nbconvert's page at 1100 px
@@ -174,7 +175,7 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
     `first` (clusters with their ancestors: those holding a collective) open before any
     other, where they fit.
     """
-    opened = G.opened_at(folded, 0)
+    opened = V.opened_at(folded, 0)
     children: dict[int | None, list[int]] = defaultdict(list)
     for c in folded.clusters.values():
         children[c.parent].append(c.id)
@@ -186,7 +187,7 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
     by_line = frozenset(c for c in opened if _mostly_calls(folded.clusters[c], own[c],
                                                             len(lines[c])))
     spread = {c: len(set().union(*(lines[d] for d in _within(folded, c, children)))
-                     - {"", G.NO_LINE}) for c in folded.clusters}
+                     - {"", V.NO_LINE}) for c in folded.clusters}
     budget, ratio = [layouts], [None]
 
     def fit_(trial: set[int], lined: frozenset[int]) -> bool:
@@ -227,7 +228,7 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
         elif core is not None and fit_(opened | {c, core}, by_line):
             opened = opened | {c, core}       # open, its helpers beside its core read
             frontier += [k for k in children[c] if k != core] + children[core]  # narrower
-        elif (len(lines[c]) > 1 or (lines[c] <= {"", G.NO_LINE} and children[c])) \
+        elif (len(lines[c]) > 1 or (lines[c] <= {"", V.NO_LINE} and children[c])) \
                 and fit_(opened | {c}, by_line | {c}):
             # by line: where there are lines to tell apart, or none at all (a pmap's own
             # equations, JAX's): one box for those, and the calls inside drawn
@@ -274,7 +275,7 @@ def _path(g: G.Graph, model: set[int]) -> set[int]:
     out: set[int] = set()
     for c in g.clusters.values():
         if c.repeat > 1 and c.id in model and not c.backward:
-            out.update(G.ancestors(g, c.id))
+            out.update(V.ancestors(g, c.id))
     return out
 
 
@@ -301,7 +302,7 @@ def _twins(g: G.Graph) -> dict[int, set[int]]:
     """Each backward cluster → the forward clusters it mirrors: the same calls (labels
     without Linen's `_3` suffix: a folded series starts at its other end) from the top."""
     def key(c: int) -> tuple:
-        return tuple(re.sub(r"_\d+$", "", g.clusters[a].label) for a in G.ancestors(g, c))
+        return tuple(re.sub(r"_\d+$", "", g.clusters[a].label) for a in V.ancestors(g, c))
 
     forward: dict[tuple, set[int]] = defaultdict(set)
     for c in g.clusters.values():

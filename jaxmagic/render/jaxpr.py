@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..core import graph as G
+from ..core import views as V
 from . import fit, layout
 from . import html as H
 from .dot import crowded as crowded_ends
@@ -66,7 +67,7 @@ def depth_of(depth: int | str | None) -> int | str | None:
 def group_path(g: G.Graph, cluster: int) -> str:
     """A group's titles from the outermost call down, `model/block ×6/jit: _std`: the
     exact name `--expand '=…'` takes."""
-    return "/".join(g.clusters[c].title for c in G.ancestors(g, cluster))
+    return "/".join(g.clusters[c].title for c in V.ancestors(g, cluster))
 
 
 def named_groups(g: G.Graph, names: Iterable[str]) -> set[int]:
@@ -88,9 +89,9 @@ def opened_at(g: G.Graph, depth: int | None, expand: Iterable[str] = (),
               lines: Iterable[str] = ()) -> set[int]:
     """The groups drawn open at `depth` (None: all, -1: none) and those `expand` and
     `lines` name, with every group around them."""
-    opened = G.opened_at(g, depth)
+    opened = V.opened_at(g, depth)
     for c in named_groups(g, [*expand, *lines]):
-        opened.update(G.ancestors(g, c))
+        opened.update(V.ancestors(g, c))
     return opened
 
 
@@ -164,7 +165,7 @@ class JaxprView:
     @cached_property
     def folded(self) -> G.Graph:
         """Repeats folded, many-leaf arguments as records: the same at every depth."""
-        return G.records(G.lanes(G.fold(self.full)))
+        return V.records(V.lanes(V.fold(self.full)))
 
     def view_of(self, opened: set[int], by_line: frozenset[int] = frozenset(),
               by: str | None = None) -> G.Graph:
@@ -172,19 +173,19 @@ class JaxprView:
         their own equations grouped by source line), coarsened `by` function or phase.
         Coarsening comes before the drawing's touches (stubs, quieted locations), so
         groups are named by the locations the touches hide."""
-        g = G.collapse(self.folded, opened=opened)
+        g = V.collapse(self.folded, opened=opened)
         if self.group == "line":
-            g = G.coarsen(g, "line")
+            g = V.coarsen(g, "line")
         elif by_line:
-            g = G.coarsen(g, "line", within=set(by_line))
+            g = V.coarsen(g, "line", within=set(by_line))
         if by is not None:
-            g = G.coarsen(g, by)
-        g = G.quiet_where(G.residuals(G.unroot(g)))
+            g = V.coarsen(g, by)
+        g = V.quiet_where(V.residuals(V.unroot(g)))
         # an overlay that marks each argument (`--sharding`: its sharding, its gather, its
         # resharded edges) draws every argument's edge of its own
         marked = any(getattr(r, "marks_inputs", False) for r in self._results)
         crowded = crowded_ends(g, many=None if marked else 3)
-        return G.pack(G.stubs(g, packed=crowded), crowded)
+        return V.pack(V.stubs(g, packed=crowded), crowded)
 
     def _choose(self, width_pt: float, layouts: int = 3) -> tuple[set[int], frozenset[int]]:
         """The automatic depth within `width_pt`, laying out at most `layouts` trials."""
@@ -248,7 +249,7 @@ class JaxprView:
         """The groups around the equations the overlays point at (`focus()`: those that
         run collectives, `--sharding`), opened first."""
         eqns = [e for r in self._results if hasattr(r, "focus") for e in r.focus()]
-        return G.holding(self.folded, eqns) if eqns else set()
+        return V.holding(self.folded, eqns) if eqns else set()
 
     def _title(self, g: G.Graph) -> str:
         return f"{self.func_name} — {G.equations(self.num_equations)}"
@@ -260,7 +261,7 @@ class JaxprView:
         try:
             return self._draw(notes, start)
         except KeyboardInterrupt:     # as %jit_compare: stop, and show what there is
-            g = self.view_of(G.opened_at(self.folded, 0))
+            g = self.view_of(V.opened_at(self.folded, 0))
             return _Drawn(g, self.dot(g), None, None, "none",
                           notes + ["layout interrupted (Ctrl-C); showing text"],
                           time.perf_counter() - start)
