@@ -111,9 +111,9 @@ def compare_call(call: BoundCall, **options: Any) -> "JitComparison":
     from .core.timing import measure
     from .render.jit import JitComparison
 
-    result = measure(call.func, call.args, call.kwargs, arg_names=call.arg_names,
-                     kwarg_names=call.kwarg_names, name=call.source, result=JitComparison(),
-                     callee_name=call.func_src, **options)
+    result = JitComparison.of(measure(call.func, call.args, call.kwargs,
+                                      arg_names=call.arg_names, kwarg_names=call.kwarg_names,
+                                      name=call.source, callee_name=call.func_src, **options))
     if result.speedup is not None and result.speedup < 1:   # say where the work is
         result.costliest = _costliest_groups(call, result)
     return result

@@ -298,15 +298,14 @@ def measure(func: Callable, args: tuple = (), kwargs: dict | None = None, *,
             name: str | None = None, static_argnums=None, static_argnames=None,
             donate_argnums=None, donate_argnames=None, number: int | None = None,
             repeat: int | None = None, budget: float | None = None, eager: bool = True,
-            result: JitMeasurement | None = None, callee_name: str = "") -> JitMeasurement:
+            callee_name: str = "") -> JitMeasurement:
     """Measure `func(*args, **kwargs)` eagerly and under `jax.jit`; see the module doc.
 
-    Fills and returns `result` (a JitMeasurement, or a subclass such as the view).
     Raises StaticArgumentError for an argument jit cannot trace, and whatever the
     function raises. Ctrl-C stops the measurement and returns the partial result.
     """
     __tracebackhide__ = True
-    m = result if result is not None else JitMeasurement()
+    m = JitMeasurement()
     m.budget_s = float(budget) if budget else DEFAULT_BUDGET
     if number is not None and number < 1 or repeat is not None and repeat < 1:
         raise ValueError("number and repeat must be at least 1")

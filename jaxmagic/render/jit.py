@@ -7,6 +7,7 @@ chart (inline-styled HTML boxes on a log time axis: no JavaScript, no picture),
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 
@@ -37,6 +38,11 @@ class JitComparison(JitMeasurement):
     `costliest`: when jit is slower than eager, the three costliest groups of the call by
     estimated flops, (name, share).
     """
+
+    @classmethod
+    def of(cls, m: JitMeasurement) -> "JitComparison":
+        """The view of a measurement core made."""
+        return cls(**{f.name: getattr(m, f.name) for f in dataclasses.fields(m)})
 
     costliest: list = []
 
