@@ -13,7 +13,6 @@ from test_releases import NEWEST, only_on, per_range
 import jaxmagic
 from jaxmagic import _compat
 from jaxmagic.core import graph as G
-from jaxmagic.core import views as V
 from jaxmagic.core.compiled import memory as M
 from jaxmagic.core.compiled.analysis import analyze
 from jaxmagic.core.target import BoundCall
@@ -507,40 +506,3 @@ def test_the_headline_names_the_equation_at_the_peak():
     name = _compat.user_primitive_name(eqns[p.peak_equation].primitive.name)
     assert f"backward pass), in {name} at " in m.headline()
     assert m.headline() in m.text()
-
-
-def test_the_groups_holding_the_peak_open_first(ip):
-    """--memory opens the groups around the equation at the peak and the largest buffer
-    made there before any other, outermost first, each while it fits (as --sharding's
-    collectives): a checkpointed step's peak is in its backward pass, which the plain
-    picture, model first, kept closed."""
-    cell = """
-def block(p, x):
-    q, k, v = x @ p['wq'], x @ p['wk'], x @ p['wv']
-    a = jax.nn.softmax(q @ k.T / jnp.sqrt(q.shape[-1]), axis=-1)
-    x = x + a @ v
-    x = x + jnp.tanh(x @ p['w1']) @ p['w2']
-    return (x - x.mean(-1, keepdims=True)) / (x.std(-1, keepdims=True) + 1e-5)
-
-def loss(params, x):
-    for p in params:
-        x = jax.checkpoint(block)(p, x)
-    return jnp.mean(x ** 2)
-
-def remat_step(params, x):
-    grads = jax.grad(loss)(params, x)
-    return jax.tree.map(lambda w, g: w - 1e-3 * g, params, grads)
-
-keys = jax.random.split(jax.random.key(0), 5)
-mparams = [{n: jax.random.normal(keys[i], (32, 32)) * 0.1
-            for i, n in enumerate(['wq', 'wk', 'wv', 'w1', 'w2'])} for _ in range(8)]
-mx = jnp.ones((64, 32))
-"""
-    assert ip.run_cell(cell).success
-    view = ip.run_line_magic("jaxpr", "--memory -o remat_step(mparams, mx)")
-    plain = ip.run_line_magic("jaxpr", "-o remat_step(mparams, mx)")
-    peak = view.memory.profile.peak_equation
-    holder = next(n for n in view.folded.nodes.values() if peak in n.eqns)
-    around = set(V.ancestors(view.folded, holder.cluster)) & set(view.graph.clusters)
-    assert any(view.folded.clusters[c].backward for c in around), view.memory.profile.peak_what
-    assert not any(c.backward for c in plain.graph.clusters.values())

@@ -172,8 +172,8 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
     turn the answer: up to twice the budget for the first, then within 25% of it once
     scaled by the last measurement's ratio to its estimate.
 
-    `first` (clusters with their ancestors: those holding a collective, or the bytes at
-    the memory peak) open before any other, outermost first, each while it fits.
+    `first` (clusters with their ancestors: those holding a collective) open before any
+    other, where they fit.
     """
     opened = V.opened_at(folded, 0)
     children: dict[int | None, list[int]] = defaultdict(list)
@@ -205,9 +205,8 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
                 size = real
         return fits(size, width_pt)
 
-    for c in sorted(first, key=lambda c: len(V.ancestors(folded, c))):   # outermost first
-        if folded.clusters[c].parent in opened | {None} and fit_(opened | {c}, by_line):
-            opened = opened | {c}
+    if first and fit_(opened | first, by_line):
+        opened = opened | first
     model = _model(folded, children)
     path = _path(folded, model)
     twins = _twins(folded)

@@ -74,14 +74,6 @@ class Memory:
     def live(self):
         return list(self.profile.live)
 
-    def focus(self) -> list[int]:
-        """Where the memory is: the equation at the peak and the one that made the
-        largest buffer the program computed there; their groups open first, as a
-        collective's do under --sharding."""
-        made = [b for b in self.profile.live if b.kind != ARGUMENT and b.equation is not None]
-        eqns = [self.profile.peak_equation] + [b.equation for b in made[:1]]
-        return list(dict.fromkeys(e for e in eqns if e is not None))
-
     def records(self) -> list[dict]:
         """The buffers live at the peak as dicts, largest first
         (`pandas.DataFrame(view.memory.records())`)."""
