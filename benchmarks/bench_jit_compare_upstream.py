@@ -29,6 +29,7 @@ from bench_upstream import (
     forget,
     io_stand_ins,
     run_cells,
+    shell,
     standing_in,
     time_limit,
 )
@@ -118,14 +119,7 @@ def main() -> int:
     if examples is None:
         return 1
     stand_ins = io_stand_ins()
-    from IPython.core.interactiveshell import InteractiveShell
-    from traitlets.config import Config
-
-    config = Config()
-    config.HistoryManager.enabled = False
-    ip = InteractiveShell.instance(config=config)
-    ip.run_line_magic("load_ext", "jaxmagic")
-    ip.user_ns["EXAMPLES"] = examples
+    ip = shell(examples)
     ok = table(ip, MODELS, examples, mirrors, stand_ins)
     print("\nheld out")
     ok &= table(ip, HELD_OUT, examples, mirrors, stand_ins)

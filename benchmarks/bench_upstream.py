@@ -40,7 +40,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import upstream_corpus
-from upstream_heldout import EQUINOX, FLAX, HELD_OUT
+from upstream_heldout import EQUINOX, FLAX, HELD_OUT, stand_in_attribute
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
@@ -118,27 +118,6 @@ def extract(mirrors: Path) -> str | None:
     return out + "/examples"
 
 
-class _Absent:
-    """Whatever an IO-only module's name is used for at import time (annotations such as
-    `tf.data.Dataset`, decorators): nothing, never called by a train step."""
-
-    def __getattr__(self, attr: str):
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        return _Absent()
-
-    def __call__(self, *args, **kwargs):
-        return _Absent()
-
-    __getitem__ = __or__ = __ror__ = __call__
-
-
-def _stand_in_attribute(attr: str):
-    if attr.startswith("__"):
-        raise AttributeError(attr)
-    return _Absent()
-
-
 def forget(examples: str) -> None:
     """Drop the last example's modules: both have a `train`, a `tokenizer`..."""
     for name, module in list(sys.modules.items()):
@@ -155,7 +134,7 @@ def io_stand_ins() -> dict[str, types.ModuleType]:
             __import__(name)
         except Exception:  # noqa: BLE001 - absent, or present but broken: stand in
             module = types.ModuleType(name)
-            module.__getattr__ = _stand_in_attribute
+            module.__getattr__ = stand_in_attribute
             sys.modules[name] = module
             parent, _, child = name.rpartition(".")
             if parent and parent in sys.modules:
@@ -300,6 +279,20 @@ def table(ip, models: list, examples: str, mirrors: Path,
     return ok
 
 
+def shell(examples: str):
+    """A real IPython shell with jaxmagic loaded and `EXAMPLES` (the extracted examples'
+    folder) set, as the rows' cells expect."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    config = Config()
+    config.HistoryManager.enabled = False
+    ip = InteractiveShell.instance(config=config)
+    ip.run_line_magic("load_ext", "jaxmagic")
+    ip.user_ns["EXAMPLES"] = examples
+    return ip
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mirrors", default=os.environ.get("JAXMAGIC_MIRRORS", "/work/.mirror"))
@@ -313,14 +306,7 @@ def main() -> int:
     if examples is None:
         return 1
     stand_ins = io_stand_ins()
-    from IPython.core.interactiveshell import InteractiveShell
-    from traitlets.config import Config
-
-    config = Config()
-    config.HistoryManager.enabled = False
-    ip = InteractiveShell.instance(config=config)
-    ip.run_line_magic("load_ext", "jaxmagic")
-    ip.user_ns["EXAMPLES"] = examples
+    ip = shell(examples)
     if stand_ins:
         print("empty stand-ins for IO-only modules:", ", ".join(stand_ins))
     ok = table(ip, only(MODELS), examples, mirrors, stand_ins)

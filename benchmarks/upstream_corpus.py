@@ -45,7 +45,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from upstream_heldout import EQUINOX, FLAX, Notebook
+from upstream_heldout import EQUINOX, FLAX, Notebook, stand_in_attribute  # noqa: F401
 
 HAIKU = ("google-deepmind+dm-haiku", "f4d858a5cbb29140855d68f81f5fd625e078a5ae")
 OPTAX = ("google-deepmind+optax", "2edbcbe2390da13983b92cbef94ac0460ecde1c5")
@@ -175,24 +175,6 @@ def cells(*parts) -> Cells:
     return Cells(tuple(parts))
 
 
-class _Absent:
-    """What a plotting or IO module's names are used for: nothing a train step calls (a
-    class deriving from one, `gym.Wrapper`, is one too)."""
-
-    def __init__(self, *args, **kwargs):
-        pass
-
-    def __getattr__(self, attr: str):
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        return _Absent()
-
-    def __call__(self, *args, **kwargs):
-        return _Absent()
-
-    __getitem__ = __or__ = __ror__ = __call__
-
-
 def stand_in(*names: str) -> str:
     """A cell that makes each module `name` an empty stand-in unless it imports; for the
     few a notebook imports that `bench_upstream.IO_ONLY` does not cover (matplotlib,
@@ -205,18 +187,12 @@ for _name in {names!r}:
         _il.import_module(_name)
     except Exception:
         _m = _types.ModuleType(_name)
-        _m.__getattr__ = lambda attr: _uc._stand_in_attribute(attr)
+        _m.__getattr__ = lambda attr: _uc.stand_in_attribute(attr)
         _sys.modules[_name] = _m
         _parent, _, _child = _name.rpartition('.')
         if _parent in _sys.modules:
             setattr(_sys.modules[_parent], _child, _m)
 """
-
-
-def _stand_in_attribute(attr: str):
-    if attr.startswith("__"):
-        raise AttributeError(attr)
-    return _Absent()
 
 
 # ---- Haiku -------------------------------------------------------------------------------

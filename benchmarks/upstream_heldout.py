@@ -30,6 +30,32 @@ FLAX = ("google+flax", "18f8f311c275d57f46d95e41b15aa97b454754c0")
 EQUINOX = ("patrick-kidger+equinox", "9336d820b2ef66b360fc6cb3611b3da5cefbb14d")
 
 
+class Absent:
+    """Whatever an IO-only or plotting module's names are used for at import time
+    (annotations such as `tf.data.Dataset`, decorators, a class deriving from one,
+    `gym.Wrapper`): nothing, never called by a train step."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __getattr__(self, attr: str):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return Absent()
+
+    def __call__(self, *args, **kwargs):
+        return Absent()
+
+    __getitem__ = __or__ = __ror__ = __call__
+
+
+def stand_in_attribute(attr: str):
+    """A stand-in module's `__getattr__`: every public name is `Absent`."""
+    if attr.startswith("__"):
+        raise AttributeError(attr)
+    return Absent()
+
+
 @dataclass(frozen=True)
 class Notebook:
     """Code cells of a notebook at a pinned commit, counted from 1 as they appear."""
