@@ -70,13 +70,14 @@ class Lab:
             self.api("DELETE", f"/api/sessions/{s['id']}")
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
+def serve(tmp, app: str, *extra: str):
+    """Run `python -m APP` (jupyterlab, notebook) on a free local port with its own
+    settings, config, runtime and data folders (a fresh trust database: nothing signed),
+    one page per notebook with every cell in the DOM, no news or update checks, the light
+    theme; yield it as a `Lab` once it answers, stop it after."""
     need_chromium()
-    tmp = tmp_path_factory.mktemp("lab")
     root, settings = tmp / "root", tmp / "settings"
     root.mkdir()
-    # One page per notebook with every cell in the DOM, no news/update checks, light theme.
     _settings(settings, "@jupyterlab/notebook-extension:tracker", {"windowingMode": "none"})
     _settings(settings, "@jupyterlab/apputils-extension:notification",
               {"fetchNews": "false", "checkForUpdates": False})
@@ -84,28 +85,29 @@ def lab(tmp_path_factory):
     env = dict(os.environ, JUPYTERLAB_SETTINGS_DIR=str(settings),
                JUPYTERLAB_WORKSPACES_DIR=str(tmp / "workspaces"),
                JUPYTER_CONFIG_DIR=str(tmp / "config"), JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
-               JUPYTER_DATA_DIR=str(tmp / "data"))   # a fresh trust database: nothing signed
+               JUPYTER_DATA_DIR=str(tmp / "data"))
     port = _free_port()
-    log = open(tmp / "lab.log", "wb")
+    log = open(tmp / f"{app}.log", "wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1",
+        [sys.executable, "-m", app, "--no-browser", "--ip=127.0.0.1",
          f"--port={port}", "--port-retries=0", "--allow-root", "--ServerApp.token=",
          "--ServerApp.password=", f"--ServerApp.root_dir={root}",
-         "--ServerApp.disable_check_xsrf=True", "--LabApp.news_url=None"],
+         "--ServerApp.disable_check_xsrf=True", *extra],
         env=env, stdout=log, stderr=subprocess.STDOUT)
-    lab = Lab(f"http://127.0.0.1:{port}", root, env)
+    server = Lab(f"http://127.0.0.1:{port}", root, env)
     deadline = time.monotonic() + 90
     while True:
         try:
-            lab.api("GET", "/api/status")
+            server.api("GET", "/api/status")
             break
         except (urllib.error.URLError, ConnectionError, OSError):
             if proc.poll() is not None or time.monotonic() > deadline:
                 proc.kill()
-                pytest.fail("JupyterLab did not start:\n" + (tmp / "lab.log").read_text()[-3000:])
+                pytest.fail(f"{app} did not start:\n"
+                            + (tmp / f"{app}.log").read_text()[-3000:])
             time.sleep(0.3)
     try:
-        yield lab
+        yield server
     finally:
         proc.terminate()
         try:
@@ -115,8 +117,8 @@ def lab(tmp_path_factory):
         log.close()
 
 
-@pytest.fixture(scope="module")
-def lab_browser(lab):
+def browser():
+    """A headless Chromium page context, 1200×900, with the network blocked."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -126,6 +128,16 @@ def lab_browser(lab):
         yield ctx
         ctx.close()
         b.close()
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    yield from serve(tmp_path_factory.mktemp("lab"), "jupyterlab", "--LabApp.news_url=None")
+
+
+@pytest.fixture(scope="module")
+def lab_browser(lab):
+    yield from browser()
 
 
 def _shown_outputs(outputs) -> list[int]:
