@@ -98,15 +98,20 @@ def assert_unchanged(before: dict, after: dict) -> None:
         np.testing.assert_array_equal(before[k], after[k], err_msg=k)
 
 
+def compared(sh, call: str):
+    """`%jit_compare -o` of `call`: no traceback, and every array of the user's as it was."""
+    before = snapshot(sh)
+    res, cap = run(sh, f"_r = %jit_compare -o --budget 0.1 {call}")
+    assert res.success and "Traceback" not in cap.stdout + cap.stderr, res.error_in_exec
+    assert_unchanged(before, snapshot(sh))
+    return sh.user_ns["_r"]
+
+
 # ---- the four cases that lost data or raised ----------------------------------------------
 
 
 def test_jit_compare_of_a_donating_pmap_keeps_the_users_arrays(sh):
-    before = snapshot(sh)
-    res, cap = run(sh, "_r = %jit_compare -o --budget 0.1 pmap_step(w, x)")
-    assert res.success and "Traceback" not in cap.stdout + cap.stderr
-    assert_unchanged(before, snapshot(sh))
-    r = sh.user_ns["_r"]
+    r = compared(sh, "pmap_step(w, x)")
     assert r.results_match is True
     assert any("donates w" in n and "own copy" in n for n in r.notes)
 
@@ -120,11 +125,7 @@ def test_jit_compare_of_a_function_calling_a_donating_jit(sh):
 
 
 def test_jit_compare_of_a_donated_typed_key(sh):
-    before = snapshot(sh)
-    res, cap = run(sh, "_r = %jit_compare -o --budget 0.1 key_step(key, a)")
-    assert res.success and "Traceback" not in cap.stdout + cap.stderr
-    assert_unchanged(before, snapshot(sh))
-    r = sh.user_ns["_r"]
+    r = compared(sh, "key_step(key, a)")
     assert [d["shape"] for d in r.donated] == ["key<fry>[]"]
     assert r.donated[0]["bytes"] == 8 and r.results_match is True
 
@@ -153,9 +154,7 @@ def test_eager_sees_a_traced_python_number_as_jit_gives_it(sh):
     by op with the Python 0, `(0 * 1.0) ** -0.5` raised ZeroDivisionError."""
     run(sh, "sched_step = jax.jit(lambda st, v: v * (st['step'] * 1.0) ** -0.5)\n"
             "st = {'step': 0}")
-    res, cap = run(sh, "_r = %jit_compare -o --budget 0.1 sched_step(st, a)")
-    assert res.success, res.error_in_exec
-    r = sh.user_ns["_r"]
+    r = compared(sh, "sched_step(st, a)")
     assert r.results_match is True and r.eager_s is not None
     assert sh.user_ns["st"] == {"step": 0}
 
