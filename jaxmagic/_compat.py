@@ -444,3 +444,32 @@ PMAP_IS_SHARD_MAP = JAX_VERSION >= (0, 8)
 # module line and the program (`stack_frame_id=N` in each instruction's metadata; seen on
 # 0.10.2 and 0.12); on 0.7 each instruction carries `source_file=… source_line=…` itself.
 HLO_FRAME_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+
+
+# ---- %jaxpr --values (core/values.py) ------------------------------------------------------
+
+def bind_equation(eqn: Any, values: list) -> list:
+    """Run one equation on `values` as `jax.core.eval_jaxpr` does: a list of outputs."""
+    found = eqn.primitive.get_bind_params(eqn.params)
+    subfuns, params = found if isinstance(found, tuple) else ((), found)   # 0.7–0.9
+    out = eqn.primitive.bind(*subfuns, *values, **params)
+    return list(out) if eqn.primitive.multiple_results else [out]
+
+
+def values_config():
+    """The configuration a `--values` run needs, for its own duration only: NaN and Inf
+    checks off (the run looks for them itself) and jit on, whatever the user has set."""
+    import contextlib
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(jax.debug_nans(False))
+    stack.enter_context(jax.debug_infs(False))
+    stack.enter_context(jax.disable_jit(False))
+    return stack
+
+
+def aval_of(x: Any) -> Any:
+    """The abstract value of an array or tracer (`jax.typeof`; `jax.core.get_aval`
+    before it)."""
+    typeof = getattr(jax, "typeof", None)
+    return typeof(x) if typeof is not None else jax.core.get_aval(x)

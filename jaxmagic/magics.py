@@ -148,6 +148,9 @@ class JaxMagic(Magics):
         config=True)
     profile_budget = Float(3.0, help="Seconds %jaxpr --profile spends running the call "
                            "under the profiler.").tag(config=True)
+    values_budget = Int(20000, help="Values %jaxpr --values summarises in full; past it, "
+                        "only their NaN/Inf counts (the first NaN is still found).").tag(
+        config=True)
     explorer = Bool(True, help="In a kernel whose frontend can run widgets, show %jaxpr "
                     "as an explorer (hover, open groups, search) with the static picture "
                     "kept in the same output; False: the static picture only.").tag(config=True)
@@ -260,7 +263,7 @@ class JaxMagic(Magics):
                 max_nodes=self.max_nodes, layout_timeout=self.layout_timeout,
                 renderer=self.renderer, png=self.png,
                 overlays=overlays.chosen(lambda flag: getattr(args, flag.dest, False)),
-                budget=self.profile_budget)
+                budget=self.profile_budget, values_budget=self.values_budget)
         except JitArgumentError as e:     # mark an argument static: say which, and how
             from .render.jit import static_fix_command
 

@@ -15,17 +15,19 @@ from .render.jaxpr import JaxprView
 
 def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
                stage: str = "jaxpr", overlays: Iterable[str] = (), budget: float = 3.0,
+               values_budget: int = 20000,
                **options: Any) -> JaxprView:
     """`trace` for a call whose arguments carry their source text (from a magic).
 
     `overlays` names the flags given (`["profile", "sharding"]`: `overlays.REGISTRY`);
-    `budget` is the seconds `--profile` may run; `options` are the view's."""
+    `budget` is the seconds `--profile` may run, `values_budget` the values `--values`
+    summarises in full; `options` are the view's."""
     __tracebackhide__ = True
     traced = _trace.trace(call, static_argnums=static_argnums, static_argnames=static_argnames)
     stage_text = _trace.stage_text(traced, stage) if stage != "jaxpr" else None
     names = set(overlays)
     asked = [(o, o.given(names)) for o in O.REGISTRY if o.given(names)]
-    ctx = O.Context(traced, stage=stage, budget=budget)
+    ctx = O.Context(traced, stage=stage, budget=budget, values_budget=values_budget)
     for overlay, flag in asked:
         if overlay.prepare is not None:
             overlay.prepare(ctx, flag)

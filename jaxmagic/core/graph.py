@@ -65,6 +65,7 @@ class Edge:
     dst: int
     label: str = ""
     reshard: str = ""         # `P('data', None) → P('model', None)`: moved on its way
+    value: tuple | None = None  # the value it carries: (equation, output), (-1, argument)
 
 
 @dataclass
@@ -315,11 +316,13 @@ class _Builder:
         """A value's sharding: its type's (an Explicit mesh), else the compiler's."""
         return reshard.aval_spec(atom.aval) or self.specs.get(atom)
 
-    def edge(self, src: int, dst: int, label: str, reshard: str = "") -> None:
-        self.edges.append(Edge(src, dst, label, reshard))
+    def edge(self, src: int, dst: int, label: str, reshard: str = "",
+             value: tuple | None = None) -> None:
+        self.edges.append(Edge(src, dst, label, reshard, value))
 
-    # env maps a Var to the node that produces it (or a Literal standing for itself), and
-    # ("role", Var) to the part a nested jaxpr's input plays (carry, xs, …)
+    # env maps a Var to the node that produces it (or a Literal standing for itself),
+    # ("role", Var) to the part a nested jaxpr's input plays (carry, xs, …), and
+    # ("value", Var) to the value it is (`Edge.value`: what `--values` summarised)
     def feed(self, atom: Any, env: dict, dst: int, moved: str = "") -> None:
         if _compat.is_literal(atom):
             return
@@ -328,7 +331,8 @@ class _Builder:
             return
         role = env.get(("role", atom), "")
         label = self.label_of(atom)
-        self.edge(src, dst, f"{role} {label}" if role else label, moved)
+        self.edge(src, dst, f"{role} {label}" if role else label, moved,
+                  env.get(("value", atom)))
 
     def walk(self, jaxpr: Any, env: dict, cluster: int | None, level: int,
              alias: str = "") -> None:
@@ -392,12 +396,12 @@ class _Builder:
         subs = [(k, v) for k, v in eqn.params.items()
                 if isinstance(v, _compat.JAXPR_TYPES)
                 or (isinstance(v, tuple) and v and isinstance(v[0], _compat.JAXPR_TYPES))]
-        if prim == "scan":
-            return self.scan(eqn, env, parent, level, where, source)
-        if prim == "cond":
-            return self.cond(eqn, env, parent, level, where, source)
-        if prim == "while":
-            return self.while_(eqn, env, parent, level, where, source)
+        loop = {"scan": self.scan, "cond": self.cond, "while": self.while_}.get(prim)
+        if loop is not None:
+            loop(eqn, env, parent, level, where, source)
+            for k, v in enumerate(eqn.outvars):     # its own values, not its body's
+                env[("value", v)] = (index, k)
+            return
         if kind or subs:
             return self.call(eqn, kind or prim, env, parent, level, where, source, subs)
         lits = [a for a in eqn.invars if _compat.is_literal(a)]
@@ -421,8 +425,9 @@ class _Builder:
             moved = "" if result is None or _compat.is_literal(a) else \
                 reshard.change(eqn, k, result, self.spec_of(a))
             self.feed(a, env, n, moved)
-        for v in eqn.outvars:
+        for k, v in enumerate(eqn.outvars):
             env[v] = n
+            env[("value", v)] = (index, k)
 
     def _inner(self, sub: Any, outer_atoms: list, env: dict, cluster: int, level: int,
                roles: list[str] | None = None, alias: str = "") -> dict:
@@ -433,6 +438,8 @@ class _Builder:
             ienv[v] = self.node("const", f"const {aval_str(v.aval)}", cluster)
         for i, (v, a) in enumerate(zip(inner.invars, outer_atoms)):
             ienv[v] = a if _compat.is_literal(a) else env.get(a)
+            if not _compat.is_literal(a):
+                ienv[("value", v)] = env.get(("value", a))
             if not _compat.is_literal(a) and a in self.types:   # the same value inside
                 self.types.setdefault(v, self.types[a])
             if not _compat.is_literal(a) and a in self.specs:
@@ -450,6 +457,7 @@ class _Builder:
                 env[v] = self.node("const", _literal(o), cluster)
             else:
                 env[v] = ienv.get(o)
+                env[("value", v)] = ienv.get(("value", o))
 
     def call(self, eqn, kind, env, parent, level, where, source, subs) -> None:
         p = eqn.params
@@ -526,7 +534,7 @@ class _Builder:
         has none."""
         src = None if _compat.is_literal(out) else ienv.get(out)
         if src is not None and not _compat.is_literal(src):
-            self.edge(src, dst, label)
+            self.edge(src, dst, label, value=ienv.get(("value", out)))
 
     def _first_nodes(self, cluster: int) -> list[int]:
         inside = [n.id for n in self.nodes.values() if n.cluster == cluster]
@@ -578,10 +586,12 @@ def build(traced: Traced, sharding: bool = False, types: dict | None = None,
     top = _compat.open_jaxpr(traced.jaxpr)
     env: dict = {}
     args = traced.in_args or [""] * len(traced.in_names)
-    for v, name, arg in zip(top.invars, traced.in_names, args):
+    for i, (v, name, arg) in enumerate(zip(top.invars, traced.in_names, args)):
         env[v] = b.node("input", name, None, detail=(b.label_of(v),), arg=arg)
+        env[("value", v)] = (-1, i)
     names = traced.const_names or [""] * len(top.constvars)
-    for v, name in zip(top.constvars, names):
+    for i, (v, name) in enumerate(zip(top.constvars, names)):
+        env[("value", v)] = (-2, i)
         env[v] = b.node("const", name or "const", None, detail=(aval_str(v.aval),),
                         arg=re.match(r"[^\[.]+", name).group(0) if name else _CAPTURED)
     b.walk(top, env, None, 0)
@@ -600,7 +610,7 @@ def build(traced: Traced, sharding: bool = False, types: dict | None = None,
             continue
         out = b.node("output", name, None, detail=(b.label_of(v),))
         if env.get(v) is not None and not _compat.is_literal(env[v]):
-            b.edge(env[v], out, b.label_of(v))
+            b.edge(env[v], out, b.label_of(v), value=env.get(("value", v)))
     counts = Counter()
     for n in b.nodes.values():
         if n.kind == "op":

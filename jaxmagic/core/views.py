@@ -55,19 +55,26 @@ def contract(g: Graph, rep: Callable[[Node], Any], make: Callable[[Any, list[Nod
             new_id[m.id] = i
     labels: dict[tuple[int, int], list[str]] = {}
     moved: dict[tuple[int, int], list[str]] = defaultdict(list)
+    values: dict[tuple[int, int], set] = defaultdict(set)
     for e in g.edges:
         s, d = new_id[e.src], new_id[e.dst]
         if s != d:
             known = labels.setdefault((s, d), [])
             if e.label not in known:
                 known.append(e.label)
+            values[s, d].add(e.value)
             if e.reshard and e.reshard not in moved[s, d]:
                 moved[s, d].append(e.reshard)
     edges = [Edge(s, d, ls[0] if len(ls) == 1 else f"{len(ls)} arrays",
-                  _moved(moved.get((s, d), [])))
+                  _moved(moved.get((s, d), [])), _one(values[s, d]))
              for (s, d), ls in labels.items()]
     return Graph(nodes, edges, g.clusters, g.num_equations, list(g.notes),
                  grouping or g.grouping, g.series)
+
+
+def _one(values: set) -> tuple | None:
+    """The value an edge standing for several carries: the one they all carry, if so."""
+    return next(iter(values)) if len(values) == 1 else None
 
 
 def opened_at(g: Graph, depth: int | None, expand: Iterable[str] = ()) -> set[int]:
@@ -504,7 +511,7 @@ def stubs(g: Graph, fanout: int = 4, packed: Iterable[str] = ()) -> Graph:
             i = made[e.src, e.dst] = max(nodes) + 1
             hub = g.nodes[e.src]
             nodes[i] = Node(i, "stub", hub.title.split(" · ")[0], cluster=g.nodes[e.dst].cluster)
-            edges.append(Edge(i, e.dst, ""))
+            edges.append(Edge(i, e.dst, "", value=e.value))
     return replace(g, nodes=nodes, edges=edges)
 
 
@@ -575,5 +582,6 @@ def residuals(g: Graph) -> Graph:
         last = max(es, key=lambda e: e.src)
         edges.append(Edge(last.src, dst, last.label if len(es) == 1 else
                           f"{len(es)} residuals",
-                          _moved(list(dict.fromkeys(e.reshard for e in es if e.reshard)))))
+                          _moved(list(dict.fromkeys(e.reshard for e in es if e.reshard))),
+                          last.value if len(es) == 1 else None))
     return replace(g, edges=edges)

@@ -1,5 +1,5 @@
 """Overlays: the analyses drawn over a jaxpr's graph (`--cost`/`--profile`, `--sharding`,
-`--memory`), one module each, registered in one list.
+`--memory`, `--values`), one module each, registered in one list.
 
 An overlay (`base.Overlay`) says
 - its flags and their help (`--memory`: "bytes live at the compiled program's peak…");
@@ -37,12 +37,13 @@ from .base import Context, Flag, Overlay
 from .costs import OVERLAY as COSTS
 from .memory import OVERLAY as MEMORY
 from .sharding import OVERLAY as SHARDING
+from .values import OVERLAY as VALUES
 
 __all__ = ["Context", "Flag", "Overlay", "REGISTRY", "register", "unregister", "flags",
            "chosen", "on_change"]
 
 # the options' order (help, "copy as magic"); each is computed after those it reads
-REGISTRY: list[Overlay] = [COSTS, SHARDING, MEMORY]
+REGISTRY: list[Overlay] = [COSTS, SHARDING, MEMORY, VALUES]
 
 _listeners: list[Callable[[], None]] = []
 

@@ -31,6 +31,7 @@ class Context:
     traced: Any
     stage: str = "jaxpr"
     budget: float = 3.0                                  # seconds --profile may run
+    values_budget: int = 20000                           # values --values summarises
     graph_options: dict = field(default_factory=dict)    # graph.build's, from `prepare`
     graph: Any = None
     results: dict = field(default_factory=dict)

@@ -137,12 +137,14 @@ def labelled(g: Graph, e) -> bool:
 
 def to_dot(g: Graph, rankdir: str = "TB", title: str = "",
            overlay: Mapping[int, tuple[str, str, bool]] | None = None,
-           cluster_overlay: Mapping[int, tuple[str, str, bool]] | None = None) -> str:
+           cluster_overlay: Mapping[int, tuple[str, str, bool]] | None = None,
+           edge_overlay: Mapping[tuple[int, int], tuple[str, bool]] | None = None) -> str:
     """DOT source for `g`; big graphs get straight edges and tighter layout limits.
 
     Boxes are square because `dot`'s fast PNG renderer (gd) cannot draw round ones.
     `overlay` and `cluster_overlay` map a node or cluster id to (fill, an extra label
-    line, emphasised): the costs drawn by `%jaxpr --profile` and `--cost`.
+    line, emphasised): the costs drawn by `%jaxpr --profile` and `--cost`; `edge_overlay`
+    an edge (src, dst) to (a line under its type, alarming): `--values`' summaries.
     """
     overlay, cluster_overlay = overlay or {}, cluster_overlay or {}
     big = len(g.nodes) > 150
@@ -179,7 +181,8 @@ def to_dot(g: Graph, rankdir: str = "TB", title: str = "",
             fill, border, width = _node_style(n)
             extra = ""
             if n.id in overlay:
-                fill, extra, emphasised = overlay[n.id]
+                given, extra, emphasised = overlay[n.id]
+                fill = given or fill
                 if emphasised:
                     border, width = EMPHASIS, "3"
             tip = n.source or n.title
@@ -209,21 +212,28 @@ def to_dot(g: Graph, rankdir: str = "TB", title: str = "",
                      if n.id not in feeding and n.cluster in g.clusters)
     lines += _stacked(in_rows, "source", first=True) + _stacked(out_rows, "sink", first=False)
     for e in g.edges:   # xlabels are placed after layout: a third of the time of labels
-        lines.append(f"  n{e.src} -> n{e.dst}{_edge_attrs(g, e)};")
+        lines.append(f"  n{e.src} -> n{e.dst}"
+                     f"{_edge_attrs(g, e, (edge_overlay or {}).get((e.src, e.dst)))};")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
-def _edge_attrs(g: Graph, e) -> str:
+def _edge_attrs(g: Graph, e, value: tuple[str, bool] | None = None) -> str:
     """A value resharded on its way (`--sharding`) is a red dashed edge that says from
-    what to what, between groups too; other edges carry their type inside one group."""
+    what to what, between groups too; other edges carry their type inside one group,
+    and their value's summary under it (`--values`). A value holding NaN or Inf is a red
+    edge that says so, between groups too."""
     rows = [attr_text(e.label, 40)] if labelled(g, e) else []
+    alarm = value is not None and value[1]
+    if value is not None and (rows or alarm):
+        rows.append(attr_text(value[0], 48))
     if e.reshard:
         rows.append(attr_text(e.reshard, 60))
-        text = "\\n".join(rows)
+    text = "\\n".join(rows)
+    if e.reshard or alarm:
         return (f' [xlabel="{text}", color="{RESHARD}", fontcolor="{RESHARD}", '
-                'style=dashed, penwidth=1.6, minlen=2]')
-    return f' [xlabel="{rows[0]}"]' if rows else ""
+                + ("style=dashed, penwidth=1.6, minlen=2]" if e.reshard else "penwidth=1.6]"))
+    return f' [xlabel="{text}"]' if rows else ""
 
 
 def _stacked(rows: list[list[Node]], where: str, first: bool) -> list[str]:

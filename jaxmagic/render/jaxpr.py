@@ -341,11 +341,13 @@ class JaxprView:
         for r in reversed(self._results):
             if getattr(r, "draws", None) != "lines":
                 continue
-            nodes = dict(overlay.get("overlay", {}))
-            for i, (fill, line, _) in r.overlay(g).items():
-                _, cost, emphasised = nodes.get(i, (fill, "", False))
-                nodes[i] = (fill, "\n".join(x for x in (line, cost) if x), emphasised)
-            overlay["overlay"] = nodes
+            for key, marks in (("overlay", r.overlay(g)), ("cluster_overlay",
+                               r.cluster_overlay(g) if hasattr(r, "cluster_overlay")
+                               else {})):
+                overlay[key] = _over(overlay.get(key, {}), marks)
+            if hasattr(r, "edge_lines"):
+                overlay["edge_overlay"] = {**overlay.get("edge_overlay", {}),
+                                           **r.edge_lines(g)}
         return overlay
 
     def hover_lines(self, g: G.Graph) -> dict[str, list[str]]:
@@ -455,6 +457,17 @@ class JaxprView:
 
     def __repr__(self) -> str:
         return f"<JaxprView {self.func_name}: {G.equations(self.num_equations)}>"
+
+
+def _over(below: dict, above: dict) -> dict:
+    """A `lines` overlay's marks over those below: its fill where it gives one, its line
+    first, outlined where either outlines."""
+    out = dict(below)
+    for i, (fill, line, emphasised) in above.items():
+        under, figures, outlined = out.get(i, ("", "", False))
+        out[i] = (fill or under, "\n".join(x for x in (line, figures) if x),
+                  emphasised or outlined)
+    return out
 
 
 def _text_px(svg: bytes) -> float:

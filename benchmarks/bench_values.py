@@ -1,0 +1,101 @@
+"""`%jaxpr --values` on the 16-layer transformer gradient (benchmarks/transformer.py):
+the two designs of issue 29, measured in one run.
+
+  (a) op by op: the jaxpr evaluated equation by equation, each summary computed on the
+      host from the value (no compile), loops compiled once with their body's summaries
+      inside (what `--values` runs: `summarise`);
+  (b) one compile: the same walk inside one `jax.jit`, every summary one variadic
+      reduction in the program, returned as one small array (`summarise(..., jit=True)`).
+
+Beside them: a plain `jax.jit` compile + run of the same gradient, the program's peak
+memory (XLA's memory_analysis) and the one with the summaries, and a budgeted run.
+Targets: (b) ≤ 3 s on this CPU and ≤ 2× the plain compile + run; extra memory ≤ the
+program's own peak.
+"""
+import os
+import sys
+import time
+
+os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
+                           + " --xla_force_host_platform_device_count=8").strip()
+sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+import jax  # noqa: E402
+
+from jaxmagic.core import trace as T  # noqa: E402
+from jaxmagic.core import values as V  # noqa: E402
+from jaxmagic.core.compiled.profile import flat_args  # noqa: E402
+from jaxmagic.core.target import BoundCall  # noqa: E402
+from transformer import make, model  # noqa: E402
+
+MIB = 2 ** 20
+
+
+def timed(f):
+    start = time.perf_counter()
+    out = f()
+    jax.block_until_ready(out)
+    return out, time.perf_counter() - start
+
+
+def peak(lowered_fn, *args) -> float:
+    m = lowered_fn.lower(*args).compile().memory_analysis()
+    return (m.temp_size_in_bytes + m.argument_size_in_bytes + m.output_size_in_bytes) / MIB
+
+
+def main(layers: int = 16) -> None:
+    params, x = make(layers)
+    grad = jax.grad(model)
+    traced = T.trace(BoundCall(grad, (params, x), {}, ["params", "x"], {}, "grad(params, x)"))
+    args = flat_args(traced)
+    print(f"{layers}-layer transformer gradient: {V.jaxpr_size(traced.jaxpr)} equations, "
+          f"JAX {jax.__version__}, {jax.devices()[0].platform}")
+
+    _, plain = timed(lambda: jax.jit(grad)(params, x))
+    print(f"  plain jax.jit compile + run:     {plain:6.2f} s")
+    flow, a = timed(lambda: V.summarise(traced, args))
+    print(f"  (a) op by op (--values), cold:   {a:6.2f} s  ({a / plain:.1f}× plain), "
+          f"{len(flow.summaries)} values")
+    _, again = timed(lambda: V.summarise(traced, args))
+    print(f"  (a) again, warm:                 {again:6.2f} s")
+    _, b = timed(lambda: V.summarise(traced, args, jit=True))
+    print(f"  (b) one compile:                 {b:6.2f} s  ({b / plain:.1f}× plain)")
+    small, s = timed(lambda: V.summarise(traced, args, budget=500))
+    print(f"  (a) budget 500 values:           {s:6.2f} s  ({small.budget_left_out} values "
+          "with NaN/Inf counts only)")
+    own = peak(jax.jit(grad), params, x)
+    walk = V.Walk(20000)
+    compiled = peak(jax.jit(lambda *a: V.program_of(walk, traced)(*a)[0]), *args)
+    held = op_by_op_peak(traced, args)
+    print(f"  memory: the program's peak {own:.1f} MiB; (a) op by op holds at most "
+          f"{held:.1f} MiB of values at once; (b) compiled {compiled:.1f} MiB")
+    print(f"  kept: {'(a)' if a <= b else '(b)'}; targets ≤ 3 s: {'met' if a <= 3 else 'MISSED'}"
+          f", ≤ 2× plain: {'met' if a <= 2 * plain else 'MISSED'}, extra memory ≤ peak: "
+          f"{'met' if held - own <= own else 'MISSED'}")
+
+
+def op_by_op_peak(traced, args) -> float:
+    """The most bytes of device arrays alive at once during an op-by-op run (read by
+    `jax.live_arrays` after each equation), less the arguments."""
+    import numpy as np
+
+    base = sum(a.nbytes for a in jax.live_arrays())
+    most = [0]
+    bind = V._compat.bind_equation
+
+    def counting(eqn, values):
+        out = bind(eqn, values)
+        most[0] = max(most[0], sum(a.nbytes for a in jax.live_arrays()) - base)
+        return out
+
+    V._compat.bind_equation = counting
+    try:
+        V.summarise(traced, args)
+    finally:
+        V._compat.bind_equation = bind
+    return float(np.float64(most[0]) / MIB)
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 16)

@@ -1,0 +1,610 @@
+"""`--values`: what flowed along every edge of a traced call, and where the first NaN or
+Inf was born, in one compile.
+
+The traced jaxpr is evaluated again inside one `jax.jit`, equation by equation; after each
+equation a few reductions summarise its outputs (a `Summary`: count, NaN, ±Inf, zeros,
+mean and spread of the finite elements, their range), and each equation is flagged where
+its outputs hold a non-finite value while its inputs hold none (where it was *born*).
+The summaries are the program's only outputs: nothing large reaches the host, and XLA
+fuses the reductions with the equations they read. Loops are run as loops (`lax.scan`,
+`lax.while_loop`, `lax.switch`) whose bodies return their summaries per iteration, reduced
+over the iterations inside the program with the first iteration at which a value went
+non-finite. Calls (`jit`, `custom_jvp`, `checkpoint`, ...) are opened in place; any other
+equation with a body (`shard_map`, `pmap`, a kernel) runs as it is and only its outputs
+are summarised.
+
+Equations are numbered in the walk order of `core.graph.build`, so every summary finds its
+node and edge on the drawn graph (`Edge.value`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _compat
+from .graph import _CALLS
+
+# the fields of a summary row
+N, NAN, PINF, NINF, ZERO, FINITE, SUM, M2, MIN, MAX, BAD_AT, NAN_AT = range(12)
+WIDTH = 12
+FLOAT, INTEGER, BOOL, KEY, OTHER = "float", "int", "bool", "key", "other"
+# primitives whose body is opened in place: `graph.build` walks their first sub-jaxpr
+_OPENED = frozenset(p for p, kind in _CALLS.items() if kind not in ("shard_map", "pmap"))
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One value, over every iteration of the loops around it."""
+
+    aval: str                   # `f32[256,128]`
+    kind: str                   # float | int | bool | key | other
+    n: int                      # elements seen (0: a branch never taken)
+    nan: int = 0
+    pinf: int = 0
+    ninf: int = 0
+    zeros: int = 0
+    finite: int = 0
+    mean: float = float("nan")
+    std: float = float("nan")
+    min: float = float("nan")
+    max: float = float("nan")
+    bad_at: int | None = None   # the first iteration (of the outermost loop) it held a
+    nan_at: int | None = None   # non-finite value / a NaN; 0 outside loops
+
+    @property
+    def nonfinite(self) -> int:
+        return self.nan + self.pinf + self.ninf
+
+    @property
+    def magnitude(self) -> float:
+        """The largest |x| among its finite elements (0 for none)."""
+        if self.kind not in (FLOAT, INTEGER, BOOL) or not self.finite:
+            return 0.0
+        return float(max(abs(self.min), abs(self.max)))
+
+
+@dataclass
+class Equation:
+    """What `--values` knows of one equation, by walk index."""
+
+    index: int
+    primitive: str
+    ins: tuple            # each input's value id, or ("literal", value)
+    outs: tuple           # its outputs' value ids
+    loops: tuple = ()     # the loop equations around it, outermost first
+    born_at: int | None = None      # the first iteration its outputs went non-finite
+    nan_born_at: int | None = None  # from finite (NaN-free) inputs
+
+
+@dataclass
+class Flow:
+    """The summaries of one run: by value id (`(equation, output)`, `(-1, i)` for the
+    i-th argument, `(-2, i)` for a captured constant) and the equations."""
+
+    summaries: dict[tuple, Summary]
+    equations: dict[int, Equation]
+    loops: dict[int, tuple[str, int, bool]] = field(default_factory=dict)  # kind, length, rev
+    skipped: list[str] = field(default_factory=list)    # bodies run unsummarised, and why
+    budget_left_out: int = 0       # values past the budget: only their non-finite counts
+    seconds: float = 0.0
+
+    def born(self, nan: bool) -> list[Equation]:
+        """Equations where a NaN (`nan`) or any non-finite value was born, in the order
+        they ran: the earliest iteration first, then walk order."""
+        key = "nan_born_at" if nan else "born_at"
+        found = [e for e in self.equations.values() if getattr(e, key) is not None]
+        return sorted(found, key=lambda e: (getattr(e, key), e.index))
+
+    def origin(self) -> Equation | None:
+        """The first equation that made a NaN from NaN-free inputs, else the first that
+        made an Inf from finite ones; None where everything is finite."""
+        found = self.born(nan=True) or self.born(nan=False)
+        return found[0] if found else None
+
+    def producer(self, value: tuple) -> Equation | None:
+        return self.equations.get(value[0]) if value and value[0] >= 0 else None
+
+    def inf_source(self, eqn: Equation) -> Equation | None:
+        """Where the Inf an equation read was born, following the data back."""
+        seen = set()
+        stack = [v for v in eqn.ins if v and v[0] != "literal"]
+        while stack:
+            v = stack.pop()
+            s = self.summaries.get(v)
+            e = self.producer(v)
+            if s is None or not s.nonfinite or e is None or e.index in seen:
+                continue
+            seen.add(e.index)
+            if e.born_at is not None:
+                return e
+            stack.extend(x for x in e.ins if x and x[0] != "literal")
+        return None
+
+
+# ---- in the program: one summary row per value -------------------------------------------
+
+def kind_of(aval: Any) -> str:
+    dtype = getattr(aval, "dtype", None)
+    if dtype is None:
+        return OTHER
+    if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+        return KEY
+    if jnp.issubdtype(dtype, jnp.bool_):
+        return BOOL
+    if jnp.issubdtype(dtype, jnp.inexact):
+        return FLOAT
+    if jnp.issubdtype(dtype, jnp.integer):
+        return INTEGER
+    return OTHER
+
+
+EMPTY = np.array([0, 0, 0, 0, 0, 0, 0, 0, np.inf, -np.inf, -1, -1], np.float32)
+
+
+def row(x: Any, full: bool = True) -> Any:
+    """The summary row of array `x` (`full=False`: only its counts of elements and
+    non-finite ones, for values past the budget): in the program where `x` is traced (a
+    loop's body), else on the host, where it costs no compile."""
+    kind = kind_of(x)
+    if kind in (KEY, OTHER) or x.size == 0:
+        out = EMPTY.copy()
+        out[N] = x.size if kind != OTHER else 0
+        return out if not _compat.is_tracer(x) else jnp.asarray(out)
+    if _compat.is_tracer(x):
+        return _traced_row(x, kind, full)
+    return _host_row(np.asarray(x), kind, full)
+
+
+def _host_row(x: np.ndarray, kind: str, full: bool) -> np.ndarray:
+    x = (np.abs(x) if np.iscomplexobj(x) else x).astype(np.float64).ravel()
+    out = EMPTY.copy()
+    ok = np.isfinite(x)
+    fin = x[ok] if not ok.all() else x
+    out[[N, NAN, PINF, FINITE]] = x.size, np.isnan(x).sum(), (x == np.inf).sum(), fin.size
+    out[NINF] = x.size - fin.size - out[NAN] - out[PINF]
+    if full and fin.size:
+        mean = fin.mean()
+        out[[ZERO, SUM, M2, MIN, MAX]] = ((x == 0).sum(), fin.sum(),
+                                         ((fin - mean) ** 2).sum(), fin.min(), fin.max())
+    out[BAD_AT] = 0 if fin.size < x.size else -1
+    out[NAN_AT] = 0 if out[NAN] else -1
+    return out
+
+
+def _add(a, b):
+    return tuple(x + y for x, y in zip(a[:6], b[:6])) + (jnp.minimum(a[6], b[6]),
+                                                       jnp.maximum(a[7], b[7]))
+
+
+def _traced_row(x: Any, kind: str, full: bool) -> Any:
+    """One variadic reduction (XLA makes it one kernel): counts, the sums of the finite
+    elements shifted by the first (a one-pass spread that keeps its digits), the range."""
+    x = (jnp.abs(x) if jnp.iscomplexobj(x) else x).astype(jnp.float32).ravel()
+    ok = jnp.isfinite(x)
+    shift = jnp.where(ok[0], x[0], 0.0)
+    d = jnp.where(ok, x - shift, 0.0)
+    f = jnp.float32
+    zero = (x == 0).astype(f) if full else jnp.zeros_like(x)
+    ops = (ok.astype(f), jnp.isnan(x).astype(f), (x == jnp.inf).astype(f), zero,
+           d if full else zero, d * d if full else zero, jnp.where(ok, x, jnp.inf),
+           jnp.where(ok, x, -jnp.inf))
+    init = tuple(f(v) for v in (0, 0, 0, 0, 0, 0, jnp.inf, -jnp.inf))
+    fin, nan, pinf, zeros, s1, s2, lo, hi = jax.lax.reduce(ops, init, _add, (0,))
+    n = f(x.size)
+    total = s1 + shift * fin
+    m2 = jnp.maximum(s2 - s1 * s1 / jnp.maximum(fin, 1.0), 0.0)
+    return jnp.stack([n, nan, pinf, n - fin - nan - pinf, zeros, fin, total, m2, lo, hi,
+                      jnp.where(fin < n, 0.0, -1.0), jnp.where(nan > 0, 0.0, -1.0)])
+
+
+def over_iterations(rows: Any, reverse: bool = False) -> Any:
+    """Rows stacked over a loop's iterations ([L, V, WIDTH]) as one row per value: sums,
+    the pooled spread (Chan's), the range, and the first iteration (by position along
+    the scanned axis) each went non-finite."""
+    length = rows.shape[0]
+    count = rows[..., FINITE]
+    sums = rows[..., SUM]
+    fin = count.sum(0)
+    mean = sums.sum(0) / jnp.maximum(fin, 1.0)
+    own = sums / jnp.maximum(count, 1.0)
+    m2 = (rows[..., M2] + jnp.where(count > 0, count * (own - mean) ** 2, 0.0)).sum(0)
+    out = rows.sum(0)
+    out = out.at[:, M2].set(m2).at[:, MIN].set(rows[..., MIN].min(0))
+    out = out.at[:, MAX].set(rows[..., MAX].max(0))
+    for col in (BAD_AT, NAN_AT):
+        out = out.at[:, col].set(first_iteration(rows[..., col] >= 0, reverse, length))
+    return out
+
+
+def first_iteration(flags: Any, reverse: bool, length: int) -> Any:
+    """The first iteration run (`reverse`: counted from the end) where `flags` ([L, ...])
+    holds, as its position along the loop's axis; -1 where none does."""
+    order = flags[::-1] if reverse else flags
+    t = jnp.argmax(order, axis=0)
+    where = (length - 1 - t) if reverse else t
+    return jnp.where(order.any(0), where, -1).astype(jnp.float32)
+
+
+def born_flags(out_rows: list, in_rows: list) -> Any:
+    """[born, nan born] for one equation: an output non-finite (holding NaN) while no
+    input is (holds NaN); 0 where born, -1 where not (an iteration, once in a loop)."""
+    xp = jnp if any(_compat.is_tracer(r) for r in out_rows + in_rows) else np
+    if not out_rows:
+        return xp.asarray([-1.0, -1.0], np.float32)
+    outs = xp.stack(out_rows)
+    ins = xp.stack(in_rows) if in_rows else xp.full((1, WIDTH), -1.0, np.float32)
+    born = (outs[:, BAD_AT] >= 0).any() & ~(ins[:, BAD_AT] >= 0).any()
+    nan = (outs[:, NAN_AT] >= 0).any() & ~(ins[:, NAN_AT] >= 0).any()
+    return xp.where(xp.stack([born, nan]), 0.0, -1.0).astype(np.float32)
+
+
+# ---- the walk: the jaxpr evaluated again, summarising as it goes -------------------------
+
+def bodies(eqn: Any) -> list:
+    """The sub-jaxprs `graph.build` walks inside `eqn`, in its order: its numbering of
+    equations counts theirs."""
+    p, prim = eqn.params, eqn.primitive.name
+    if prim == "scan":
+        return [p["jaxpr"]]
+    if prim == "cond":
+        return list(p["branches"])
+    if prim == "while":
+        return [p["cond_jaxpr"], p["body_jaxpr"]]
+    subs = [v for v in p.values() if isinstance(v, _compat.JAXPR_TYPES)
+            or (isinstance(v, tuple) and v and isinstance(v[0], _compat.JAXPR_TYPES))]
+    if (_CALLS.get(prim) or subs) and subs and isinstance(subs[0], _compat.JAXPR_TYPES):
+        return [subs[0]]
+    return []
+
+
+def size(eqn: Any) -> int:
+    """Equations `graph.build` numbers for `eqn`: itself and those of its bodies."""
+    return 1 + sum(jaxpr_size(b) for b in bodies(eqn))
+
+
+def jaxpr_size(j: Any) -> int:
+    return sum(size(e) for e in _compat.open_jaxpr(j).eqns)
+
+
+@dataclass
+class _Entry:
+    """A value in the walk: the array, its summary row this iteration, its id."""
+    value: Any
+    row: Any
+    vid: tuple | None
+
+
+class _Frame:
+    """What one body records: rows by value id and born flags by equation, in order."""
+
+    def __init__(self, loops: tuple = ()):
+        self.loops = loops
+        self.rows: dict[tuple, Any] = {}
+        self.born: dict[int, Any] = {}
+
+    def stacked(self) -> tuple[Any, Any]:
+        values = list(self.rows.values()) + list(self.born.values())
+        xp = jnp if any(_compat.is_tracer(v) for v in values) else np
+        rows = xp.stack(list(self.rows.values())) if self.rows else \
+            xp.zeros((0, WIDTH), np.float32)
+        born = xp.stack(list(self.born.values())) if self.born else \
+            xp.zeros((0, 2), np.float32)
+        return rows, born
+
+    def absorb(self, ids: list, eqns: list, rows: Any, born: Any) -> None:
+        for i, vid in enumerate(ids):
+            self.rows[vid] = rows[i]
+        for i, e in enumerate(eqns):
+            self.born[e] = born[i]
+
+
+class Walk:
+    """One evaluation of a traced jaxpr with summaries (see the module's doc)."""
+
+    def __init__(self, budget: int):
+        self.budget = budget
+        self.full = 0
+        self.left_out = 0
+        self.avals: dict[tuple, tuple[str, str]] = {}
+        self.equations: dict[int, Equation] = {}
+        self.loops: dict[int, tuple[str, int, bool]] = {}
+        self.skipped: dict[int, str] = {}
+
+    # -- values --------------------------------------------------------------------------
+
+    def record(self, frame: _Frame, vid: tuple, x: Any) -> _Entry:
+        from .graph import aval_str
+
+        aval = _compat.aval_of(x) if hasattr(x, "shape") else None
+        self.avals[vid] = (aval_str(aval) if aval is not None else type(x).__name__,
+                           kind_of(aval) if aval is not None else OTHER)
+        full = vid in frame.rows or self.full < self.budget
+        if vid not in frame.rows:
+            self.full += full
+            self.left_out += not full
+        r = row(x, full) if aval is not None else EMPTY.copy()
+        frame.rows[vid] = r
+        return _Entry(x, r, vid)
+
+    def read(self, atom: Any, env: dict) -> _Entry:
+        if _compat.is_literal(atom):
+            v = _compat.literal_value(atom)
+            return _Entry(v, row(np.asarray(v)), ("literal", _literal_number(v)))
+        return env[atom]
+
+    # -- the walk ------------------------------------------------------------------------
+
+    def run(self, closed: Any, ins: list[_Entry], frame: _Frame, start: int,
+            consts: list[_Entry] | None = None) -> list[_Entry]:
+        """Evaluate (closed) jaxpr `closed` on `ins`, its equations numbered from `start`;
+        its constants as `consts` gives them, else unsummarised."""
+        jaxpr = _compat.open_jaxpr(closed)
+        if consts is None:
+            consts = [_Entry(c, row(c, False) if hasattr(c, "shape") else EMPTY.copy(),
+                             None) for c in _compat.consts_of(closed)]
+        env: dict = dict(zip(jaxpr.constvars, consts))
+        env.update(zip(jaxpr.invars, ins))
+        last = _last_uses(jaxpr)
+        index = start
+        for i, eqn in enumerate(jaxpr.eqns):
+            ins_e = [self.read(a, env) for a in eqn.invars]
+            outs = self.equation(eqn, ins_e, frame, index)
+            for v, out in zip(eqn.outvars, outs):
+                if not _compat.is_dropvar(v):
+                    env[v] = out
+            for v in last.get(i, ()):     # run op by op, a value is freed once read
+                env.pop(v, None)
+            index += size(eqn)
+        return [self.read(a, env) for a in jaxpr.outvars]
+
+    def equation(self, eqn: Any, ins: list[_Entry], frame: _Frame, index: int) -> list:
+        prim = eqn.primitive.name
+        if prim == "scan":
+            values = self.scan(eqn, ins, frame, index)
+        elif prim == "while":
+            values = self.while_(eqn, ins, frame, index)
+        elif prim == "cond":
+            values = self.cond(eqn, ins, frame, index)
+        elif prim in _OPENED and self._opens(eqn, ins):
+            return self.run(bodies(eqn)[0], ins, frame, index + 1)
+        else:
+            if bodies(eqn):
+                self.skipped[index] = prim
+            values = _compat.bind_equation(eqn, [e.value for e in ins])
+            return self.leaf(eqn, ins, values, frame, index)
+        return [self.record(frame, (index, k), x) for k, x in enumerate(values)]
+
+    def _opens(self, eqn: Any, ins: list) -> bool:
+        subs = bodies(eqn)
+        return bool(subs) and len(_compat.open_jaxpr(subs[0]).invars) == len(ins)
+
+    def leaf(self, eqn: Any, ins: list[_Entry], values: list, frame: _Frame,
+             index: int) -> list[_Entry]:
+        outs = [self.record(frame, (index, k), x) for k, x in enumerate(values)]
+        frame.born[index] = born_flags([o.row for o in outs], [e.row for e in ins])
+        self.equations[index] = Equation(index, eqn.primitive.name,
+                                         tuple(e.vid for e in ins),
+                                         tuple(o.vid for o in outs), frame.loops)
+        return outs
+
+    # -- loops, run as loops -------------------------------------------------------------
+
+    def body(self, jaxpr: Any, ins: list[_Entry], loops: tuple, start: int):
+        """A body evaluated in a frame of its own: (outputs, frame)."""
+        frame = _Frame(loops)
+        return self.run(jaxpr, ins, frame, start), frame
+
+    def scan(self, eqn: Any, ins: list[_Entry], frame: _Frame, index: int) -> list:
+        p = eqn.params
+        nconsts, ncarry = _compat.scan_counts(p)
+        consts, carry, xs = ins[:nconsts], ins[nconsts:nconsts + ncarry], \
+            ins[nconsts + ncarry:]
+        loops = frame.loops + (index,)
+        self.loops[index] = ("scan", p["length"], bool(p.get("reverse")))
+        ids: dict = {}
+
+        def step(c, x):
+            entries = consts + [_Entry(v, row(v, False), None) for v in list(c) + list(x)]
+            outs, sub = self.body(p["jaxpr"], entries, loops, index + 1)
+            ids["rows"], ids["born"] = list(sub.rows), list(sub.born)
+            rows, born = sub.stacked()
+            return [o.value for o in outs[:ncarry]], ([o.value for o in outs[ncarry:]],
+                                                      rows, born)
+
+        final, (ys, rows, born) = jax.lax.scan(
+            step, [e.value for e in carry], [e.value for e in xs], length=p["length"],
+            reverse=bool(p.get("reverse")), unroll=p.get("unroll", 1))
+        self._reduced(frame, ids, rows, born, bool(p.get("reverse")))
+        return list(final) + list(ys)
+
+    def _reduced(self, frame: _Frame, ids: dict, rows: Any, born: Any,
+                 reverse: bool) -> None:
+        length = rows.shape[0]
+        frame.absorb(ids["rows"], ids["born"], over_iterations(rows, reverse)
+                     if length else rows.sum(0),
+                     first_iteration(born >= 0, reverse, length) if length else born.sum(0))
+
+    def while_(self, eqn: Any, ins: list[_Entry], frame: _Frame, index: int) -> list:
+        p = eqn.params
+        nc, nb = p["cond_nconsts"], p["body_nconsts"]
+        cconsts, bconsts, init = ins[:nc], ins[nc:nc + nb], ins[nc + nb:]
+        loops = frame.loops + (index,)
+        self.loops[index] = ("while", -1, False)
+        start = index + 1 + jaxpr_size(p["cond_jaxpr"])
+        ids: dict = {}
+
+        def run_body(carry):
+            entries = bconsts + [_Entry(v, row(v, False), None) for v in carry]
+            outs, sub = self.body(p["body_jaxpr"], entries, loops, start)
+            ids["rows"], ids["born"] = list(sub.rows), list(sub.born)
+            return [o.value for o in outs], sub.stacked()
+
+        _, (rows0, born0) = jax.eval_shape(run_body, [e.value for e in init])
+
+        def keep_going(state):
+            entries = cconsts + [_Entry(v, row(v, False), None) for v in state[0]]
+            out, _ = self.body(p["cond_jaxpr"], entries, loops, index + 1)
+            return out[0].value
+
+        def step(state):
+            carry, t, acc, acc_born = state
+            values, (rows, born) = run_body(carry)
+            return values, t + 1, _accumulate(acc, rows, t), \
+                jnp.where(acc_born >= 0, acc_born, jnp.where(born >= 0, t, -1.0))
+
+        acc = jnp.broadcast_to(jnp.asarray(EMPTY), rows0.shape)
+        state = ([e.value for e in init], jnp.float32(0), acc,
+                 jnp.full(born0.shape, -1.0, jnp.float32))
+        final, _, rows, born = jax.lax.while_loop(keep_going, step, state)
+        frame.absorb(ids["rows"], ids["born"], rows, born)
+        return list(final)
+
+    def cond(self, eqn: Any, ins: list[_Entry], frame: _Frame, index: int) -> list:
+        branches = eqn.params["branches"]
+        starts = [index + 1]
+        for b in branches[:-1]:
+            starts.append(starts[-1] + jaxpr_size(b))
+        ids: list[tuple[list, list]] = []
+        for b, s in zip(branches, starts):    # every branch's ids, to return them all
+            box: dict = {}
+
+            def probe(*ops, b=b, s=s, box=box):
+                outs, sub = self.body(b, [_Entry(v, e.row, e.vid) for v, e in
+                                          zip(ops, ins[1:])], frame.loops, s)
+                box["ids"] = (list(sub.rows), list(sub.born))
+                return [o.value for o in outs]
+
+            jax.eval_shape(probe, *[e.value for e in ins[1:]])
+            ids.append(box["ids"])
+        all_rows = [v for r, _ in ids for v in r]
+        all_born = [e for _, b in ids for e in b]
+
+        def branch(k):
+            def run(*ops):
+                outs, sub = self.body(branches[k], [_Entry(v, e.row, e.vid) for v, e in
+                                                    zip(ops, ins[1:])], frame.loops,
+                                      starts[k])
+                rows = jnp.stack([sub.rows.get(v, jnp.asarray(EMPTY)) for v in all_rows]) \
+                    if all_rows else jnp.zeros((0, WIDTH), jnp.float32)
+                born = jnp.stack([sub.born.get(e, jnp.full(2, -1.0)) for e in all_born]) \
+                    if all_born else jnp.zeros((0, 2), jnp.float32)
+                return [o.value for o in outs], rows, born
+            return run
+
+        outs, rows, born = jax.lax.switch(ins[0].value, [branch(k) for k in
+                                                         range(len(branches))],
+                                          *[e.value for e in ins[1:]])
+        frame.absorb(all_rows, all_born, rows, born)
+        return list(outs)
+
+
+def _last_uses(jaxpr: Any) -> dict[int, list]:
+    """The variables each equation reads last (the jaxpr's results are read after all)."""
+    last: dict = {}
+    for i, eqn in enumerate(jaxpr.eqns):
+        for a in eqn.invars:
+            if not _compat.is_literal(a):
+                last[a] = i
+    for a in jaxpr.outvars:
+        last.pop(a, None)
+    out: dict[int, list] = {}
+    for v, i in last.items():
+        out.setdefault(i, []).append(v)
+    return out
+
+
+def _accumulate(acc: Any, rows: Any, t: Any) -> Any:
+    """A while loop's rows so far, with this iteration's (`t`) pooled in."""
+    pooled = over_iterations(jnp.stack([acc, rows]))
+    for col in (BAD_AT, NAN_AT):
+        pooled = pooled.at[:, col].set(jnp.where(acc[:, col] >= 0, acc[:, col],
+                                                 jnp.where(rows[:, col] >= 0, t, -1.0)))
+    return pooled
+
+
+def _literal_number(v: Any) -> Any:
+    try:
+        return np.asarray(v).item()
+    except (ValueError, TypeError):
+        return str(v)
+
+
+# ---- one run --------------------------------------------------------------------------------
+
+def summarise(traced: Any, args: list, budget: int = 20000, jit: bool = False) -> Flow:
+    """The values of `traced`'s jaxpr run on `args` (its flat inputs), summarised: op by
+    op, each summary on the host, every loop compiled once with its body's summaries
+    inside it (`jit=True`: the whole walk in one compiled program, the other design
+    `benchmarks/bench_values.py` measures; XLA:CPU compiles each summary's reduction as a
+    kernel of its own, a second per 100 values).
+    `budget`: values summarised in full; those past it get only their non-finite counts.
+    The user's configuration is left as it is: the run itself sets NaN checks off and
+    jit on, for its own duration only."""
+    import time
+
+    walk = Walk(budget)
+    program = program_of(walk, traced)
+
+    start = time.perf_counter()
+    with _compat.values_config():
+        if jit:
+            keys = {}
+
+            def compiled(*flat):
+                (rows, born), keys["rows"], keys["born"] = program(*flat)
+                return rows, born
+
+            rows, born = jax.jit(compiled)(*args)
+            row_ids, born_ids = keys["rows"], keys["born"]
+        else:
+            (rows, born), row_ids, born_ids = program(*args)
+        rows, born = np.asarray(rows), np.asarray(born)
+    return _collect(walk, row_ids, born_ids, rows, born, time.perf_counter() - start)
+
+
+
+def program_of(walk: Walk, traced: Any):
+    """The walk over `traced`'s jaxpr as a function of its flat inputs: ((rows, born),
+    row ids, equation ids)."""
+    closed = traced.jaxpr
+
+    def program(*flat):
+        frame = _Frame()
+        ins = [walk.record(frame, (-1, i), x) for i, x in enumerate(flat)]
+        consts = [walk.record(frame, (-2, i), c) for i, c in
+                  enumerate(_compat.consts_of(closed))]
+        walk.run(closed, ins, frame, 0, consts)
+        return frame.stacked(), list(frame.rows), list(frame.born)
+
+    return program
+
+
+def _collect(walk: Walk, row_ids: list, born_ids: list, rows: np.ndarray,
+             born: np.ndarray, seconds: float) -> Flow:
+    summaries = {vid: _summary(walk.avals.get(vid, ("?", OTHER)), r)
+                 for vid, r in zip(row_ids, rows)}
+    for index, flags in zip(born_ids, born):
+        e = walk.equations.get(index)
+        if e is not None:
+            e.born_at = int(flags[0]) if flags[0] >= 0 else None
+            e.nan_born_at = int(flags[1]) if flags[1] >= 0 else None
+    skipped = [f"inside {prim} (equation {i}): only its outputs are summarised"
+               for i, prim in sorted(walk.skipped.items())]
+    return Flow(summaries, walk.equations, walk.loops, skipped, walk.left_out, seconds)
+
+
+def _summary(meta: tuple[str, str], r: np.ndarray) -> Summary:
+    aval, kind = meta
+    n, finite = int(r[N]), int(r[FINITE])
+    seen = kind in (FLOAT, INTEGER, BOOL) and finite > 0 and r[MIN] <= r[MAX]
+    return Summary(
+        aval, kind, n, int(r[NAN]), int(r[PINF]), int(r[NINF]), int(r[ZERO]), finite,
+        float(r[SUM] / finite) if seen else float("nan"),
+        float(np.sqrt(max(r[M2], 0) / finite)) if seen else float("nan"),
+        float(r[MIN]) if seen else float("nan"), float(r[MAX]) if seen else float("nan"),
+        int(r[BAD_AT]) if r[BAD_AT] >= 0 else None,
+        int(r[NAN_AT]) if r[NAN_AT] >= 0 else None)

@@ -1,0 +1,29 @@
+"""`--values`: what flowed along every edge (count, NaN/±Inf, zeros, mean, spread, range),
+the largest magnitudes by group and layer, and where the first NaN or Inf was born, with
+its cause and fix (`view.values`: render.values.Values). Computed by core.values in one
+compile that runs the call once on its arguments (never donating them)."""
+from __future__ import annotations
+
+from .base import RUN, TRACE, Context, Flag, Overlay
+
+HELP = ("runs the call once and puts a summary of every value on the graph (μ, σ, range, "
+        "NaN/Inf, zeros), and where the first NaN or Inf was born, with its cause and fix "
+        "(view.values holds the summaries)")
+
+
+def compute(ctx: Context, flag: str):
+    """The values view, or None with a note on the graph saying why."""
+    from ..core.compiled.profile import flat_args
+    from ..core.values import summarise
+    from ..render.values import Values
+
+    try:
+        flow = summarise(ctx.traced, flat_args(ctx.traced), budget=ctx.values_budget)
+    except Exception as e:      # the program raised (a checkify error, out of memory)
+        ctx.graph.notes.append(f"--values: the run raised {type(e).__name__}: "
+                               f"{str(e).splitlines()[0] if str(e) else ''}")
+        return None
+    return Values(flow, ctx.graph, ctx.traced.func_name)
+
+
+OVERLAY = Overlay("values", (Flag("values", HELP),), compute, needs=frozenset({TRACE, RUN}))

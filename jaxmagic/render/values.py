@@ -1,0 +1,358 @@
+"""`Values`: what flowed along every edge of a traced call and where the first NaN or Inf
+was born, for `%jaxpr --values` and `view.values`.
+
+The data is `core.values.Flow` (a summary per value, born flags per equation); this view
+puts the summaries on the picture's edges and hover, outlines the equation where the first
+non-finite value was born and names its cause and fix in a card (`core.nonfinite`), and
+lists the largest magnitudes by group and, for a folded series of layers, by layer.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from ..core import nonfinite
+from ..core.graph import Graph, Node
+from ..core.values import BOOL, FLOAT, INTEGER, KEY, Equation, Flow, Summary
+from . import html as H
+from .costs import EMPHASIS, _chain, _columns
+from .text import visible
+
+BAD_FILL = "#fee2e2"
+TOP_GROUPS = 6
+MOST_LAYERS = 32
+# forward primitives whose derivative is infinite somewhere finite: the cause of an Inf
+# born in a backward pass at their line
+SINGULAR = {"sqrt": "sqrt where its input is 0", "log": "log where its input is 0",
+            "pow": "a power below 1 where its base is 0", "rsqrt": "rsqrt at 0",
+            "div": "a division where the denominator is 0", "acos": "acos at ±1",
+            "asin": "asin at ±1", "atanh": "atanh at ±1", "cbrt": "cbrt at 0"}
+
+
+def num(x: float) -> str:
+    """3 significant digits, a true minus sign."""
+    if x != x:
+        return "—"
+    text = f"{x:.3g}" if abs(x) < 1e5 or abs(x) < 1e-3 and x else f"{x:.2e}"
+    return text.replace("-", "−").replace("e+0", "e").replace("e−0", "e−").replace("e+", "e")
+
+
+def short(s: Summary) -> str:
+    """`μ 0.01 σ 0.9 [−3.1, 4.2]`, `[0, 9]`, `37% true`, `key`; the non-finite counts."""
+    if s.n == 0:
+        return "never ran" if s.kind != KEY else "key"
+    if s.kind == KEY:
+        return "key"
+    if s.kind == BOOL:
+        text = f"{100 * (s.n - s.zeros) / s.n:.0f}% true"
+    elif s.kind == INTEGER:
+        text = f"[{num(s.min)}, {num(s.max)}]"
+    elif s.kind == FLOAT and s.finite:
+        text = f"μ {num(s.mean)} σ {num(s.std)} [{num(s.min)}, {num(s.max)}]"
+    else:
+        text = ""
+    if s.kind == FLOAT and s.zeros >= 0.1 * s.n and s.finite:
+        text += f" · {100 * s.zeros / s.n:.0f}% zeros"
+    return " · ".join(x for x in (text, bad(s)) if x)
+
+
+def bad(s: Summary) -> str:
+    parts = [f"{label} {n}" for label, n in (("NaN", s.nan), ("+Inf", s.pinf),
+                                             ("−Inf", s.ninf)) if n]
+    return " · ".join(parts)
+
+
+@dataclass
+class Card:
+    """Where the first non-finite value was born, why, and the fix."""
+    what: str           # "NaN", "+Inf"
+    primitive: str
+    where: str
+    source: str
+    backward: bool
+    cause: str
+    fix: str
+    iteration: str = ""          # "iteration 37 of scan ×60"
+    inf_from: str = ""           # for a NaN made of an Inf: where that Inf was born
+    gradient_of: str = ""        # for a backward equation: the forward line's primitive
+    discarded: bool = False      # a jnp.where at that line discards the branch
+
+    def lines(self) -> list[str]:
+        side = "backward pass" if self.backward else "forward pass"
+        out = [f"first {self.what}: {self.primitive} at {self.where or '?'} ({side})"
+               + (f", {self.iteration}" if self.iteration else ""),
+               f"  {self.source}" if self.source else "",
+               f"cause: {self.cause}"]
+        if self.inf_from:
+            out.append(f"the Inf came from {self.inf_from}")
+        if self.gradient_of:
+            out.append(f"the Inf is the derivative of {self.gradient_of}"
+                       + ("; jnp.where discards that branch's value, but its gradient is "
+                          "still computed, and 0 · inf = NaN" if self.discarded else ""))
+        out.append(f"fix: {nonfinite.DOUBLE_WHERE if self.discarded else self.fix}")
+        return [x for x in out if x]
+
+
+class Values:
+    """The values of one run: `.flow` (the data), `.card`, `.records()`, `.text()`."""
+
+    draws = "lines"      # its marks go over --cost/--memory's fill (jaxmagic.overlays)
+
+    def __init__(self, flow: Flow, full: Graph, func_name: str = "f"):
+        self.flow = flow
+        self.full = full
+        self.func_name = func_name
+        self._node_of = {e: n for n in full.nodes.values() if n.kind == "op"
+                         for e in n.eqns}
+
+    # ---- the data -------------------------------------------------------------------------
+
+    def summary(self, value: tuple) -> Summary | None:
+        return self.flow.summaries.get(value)
+
+    def records(self) -> list[dict]:
+        """One dict per value (`pandas.DataFrame(view.values.records())`)."""
+        out = []
+        for vid, s in self.flow.summaries.items():
+            node = self._node_of.get(vid[0])
+            out.append({"value": vid, "aval": s.aval, "primitive": node.primitive
+                        if node else ("argument" if vid[0] == -1 else "constant"),
+                        "where": node.where if node else "", **vars(s)})
+        return out
+
+    def _values_of(self, eqns) -> list[Summary]:
+        return [s for e in eqns for k in range(8) if (s := self.summary((e, k))) is not None]
+
+    def _iteration(self, eqn: Equation, at: int | None) -> str:
+        if not eqn.loops or at is None:
+            return ""
+        kind, length, _ = self.flow.loops.get(eqn.loops[0], ("loop", -1, False))
+        return f"iteration {at} of {kind}" + (f" ×{length}" if length > 0 else "")
+
+    @property
+    def card(self) -> Card | None:
+        eqn = self.flow.origin()
+        if eqn is None:
+            return None
+        node = self._node_of.get(eqn.index)
+        nan = eqn.nan_born_at is not None
+        outs = [s for v in eqn.outs if (s := self.summary(v)) is not None]
+        what = "NaN" if nan else ("+Inf" if any(s.pinf for s in outs) else "−Inf")
+        why = nonfinite.cause(self.flow, eqn)
+        card = Card(what, eqn.primitive, node.where if node else "",
+                    node.source if node else "", bool(node and node.backward), why.what,
+                    why.fix, self._iteration(eqn, eqn.nan_born_at if nan else eqn.born_at))
+        source = self.flow.inf_source(eqn) if nan else None
+        if source is not None:
+            at = self._node_of.get(source.index)
+            card.inf_from = (f"{source.primitive} at {at.where if at else '?'}: "
+                             f"{nonfinite.cause(self.flow, source).what}")
+        self._gradient(card, source or eqn)
+        return card
+
+    def _gradient(self, card: Card, eqn: Equation) -> None:
+        """A derivative's Inf: name the forward primitive at its line whose derivative it
+        is, and a `jnp.where` there that discards the branch."""
+        node = self._node_of.get(eqn.index)
+        line = self._line(node) if node is not None else ""
+        if not line or card.what != "NaN" or not (node.backward or card.inf_from):
+            return
+        forward = [n for n in self._node_of.values() if not n.backward
+                   and self._line(n) == line]
+        singular = [n.primitive for n in forward if n.primitive in SINGULAR]
+        if singular:
+            card.gradient_of = f"{SINGULAR[singular[0]]} ({line})"
+            card.discarded = any(n.primitive == "select_n" for n in forward)
+
+    def _line(self, n: Node) -> str:
+        """A node's line, or the line of the call around it (a library's `_where`)."""
+        if n.where:
+            return n.where
+        chain = _chain(self.full, n.cluster)[::-1]
+        return next((self.full.clusters[c].where for c in chain
+                     if self.full.clusters[c].where), "")
+
+    # ---- text ----------------------------------------------------------------------------
+
+    def headline(self) -> str:
+        bad_values = sum(1 for s in self.flow.summaries.values() if s.nonfinite)
+        text = (f"{len(self.flow.summaries)} values summarised in one run "
+                f"({self.flow.seconds:.2f} s)")
+        return text + (f"; {bad_values} hold NaN or Inf" if bad_values else
+                       "; all finite")
+
+    def notes(self) -> list[str]:
+        out = list(self.flow.skipped)
+        if self.flow.budget_left_out:
+            out.append(f"{self.flow.budget_left_out} values past the budget "
+                       "(JaxMagic.values_budget): only their NaN/Inf counts")
+        if any(e.loops for e in self.flow.equations.values()):
+            out.append("inside loops: over every iteration; the iteration is the "
+                       "outermost loop's, counted along its axis")
+        return out
+
+    def text(self) -> str:
+        lines = [f"values of {self.func_name}: {self.headline()}"]
+        if self.card is not None:
+            lines += [""] + self.card.lines()
+        lines += ["", "by group (largest |x|):"]
+        lines += _columns([[num(m), g] for g, m in self.groups()], ["max |x|", "group"])
+        lines += ["", "every value:"]
+        rows = [[r["where"] or "—", r["primitive"], r["aval"], short(self.flow.summaries[
+            r["value"]])] for r in self.records()]
+        lines += _columns(rows, ["where", "made by", "type", "summary"])
+        lines += [f"note: {n}" for n in self.notes()]
+        return "\n".join(lines)
+
+    # ---- groups and layers ---------------------------------------------------------------
+
+    def groups(self, n: int = TOP_GROUPS) -> list[tuple[str, float]]:
+        """The largest |x| by drawn group of the full graph's top levels."""
+        acc: dict[str, float] = defaultdict(float)
+        for node in self._node_of.values():
+            chain = [c for c in _chain(self.full, node.cluster)
+                     if self.full.clusters[c].level > 0][:2]
+            if not chain:
+                continue
+            name = " › ".join(self.full.clusters[c].title for c in chain)
+            for s in self._values_of(node.eqns):
+                acc[name] = max(acc[name], s.magnitude)
+        return sorted(acc.items(), key=lambda kv: -kv[1])[:n]
+
+    def layers(self) -> list[tuple[str, list[tuple[int, float, float, int]]]]:
+        """Per folded series (`Block ×16`): each layer's (index, largest |x|, σ of its
+        last value, non-finite count), in order: where activations or gradients grow or
+        vanish from layer to layer."""
+        members: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        for c, (first, i) in self.full.series.items():
+            members[first].append((i, c))
+        inside: dict[int, list[Node]] = defaultdict(list)
+        for node in self._node_of.values():
+            for c in _chain(self.full, node.cluster):
+                inside[c].append(node)
+        out = []
+        for first, ms in members.items():
+            rows = []
+            for i, c in sorted(ms)[:MOST_LAYERS]:
+                values = [s for node in sorted(inside[c], key=lambda n: n.eqns)
+                          for s in self._values_of(node.eqns) if s.kind == FLOAT]
+                if values:
+                    rows.append((i, max(s.magnitude for s in values), values[-1].std,
+                                 sum(s.nonfinite for s in values)))
+            if len(rows) > 1:
+                c = self.full.clusters[first]
+                out.append((c.label + (" · backward" if c.backward else ""), rows))
+        return out
+
+    def trend(self, rows) -> str:
+        """"σ grows ×1.2e3" from first to last layer, where it changes 100-fold or more."""
+        first, last = rows[0][2], rows[-1][2]
+        if not (first > 0 and last > 0) or 0.01 < last / first < 100:
+            return ""
+        return f"σ {'grows' if last > first else 'shrinks'} ×{num(max(last / first, first / last))}" \
+            f" from layer {rows[0][0]} to {rows[-1][0]}"
+
+    # ---- on the drawn graph ------------------------------------------------------------------
+
+    def focus(self) -> list[int]:
+        """The origin's equation: its groups open first."""
+        eqn = self.flow.origin()
+        return [eqn.index] if eqn is not None else []
+
+    def overlay(self, g: Graph) -> dict:
+        """Per node (fill, line, emphasised): values holding NaN/Inf in red with their
+        counts, the origin outlined; a collapsed group its largest |x|."""
+        origin = self.flow.origin()
+        out = {}
+        for n in g.nodes.values():
+            values = self._values_of(n.eqns)
+            if not values:
+                continue
+            broken = [s for s in values if s.nonfinite]
+            born = origin is not None and origin.index in n.eqns
+            grouped = n.kind in ("call", "group")
+            line = "first NaN/Inf born here" if born else bad(broken[0]) if broken else ""
+            if grouped and not born:
+                top = max(s.magnitude for s in values)
+                line = "\n".join(x for x in (f"max |x| {num(top)}", line) if x)
+            if line or born:
+                out[n.id] = (BAD_FILL if broken else "", line, born)
+        return out
+
+    def cluster_overlay(self, g: Graph) -> dict:
+        acc: dict[int, float] = defaultdict(float)
+        broken: set[int] = set()
+        for n in g.nodes.values():
+            for s in self._values_of(n.eqns):
+                for c in _chain(g, n.cluster):
+                    acc[c] = max(acc[c], s.magnitude)
+                    if s.nonfinite:
+                        broken.add(c)
+        return {c: ("", f"max |x| {num(m)}" + (" · NaN/Inf inside" if c in broken else ""),
+                    False) for c, m in acc.items()}
+
+    def edge_lines(self, g: Graph) -> dict[tuple[int, int], tuple[str, bool]]:
+        """Per edge carrying one value: its summary, and whether it holds NaN/Inf."""
+        out = {}
+        for e in g.edges:
+            s = self.summary(e.value) if e.value is not None else None
+            if s is not None:
+                out[e.src, e.dst] = (short(s), bool(s.nonfinite))
+        return out
+
+    def hover(self, g: Graph) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for n in g.nodes.values():
+            lines = []
+            for e in n.eqns[:1] if n.kind == "op" else ():
+                eqn = self.flow.equations.get(e)
+                for k, v in enumerate(eqn.outs if eqn else ()):
+                    s = self.summary(v)
+                    if s is not None:
+                        lines.append(f"value {k}: {s.aval} {short(s)}")
+                        at = self._iteration(eqn, s.nan_at if s.nan else s.bad_at)
+                        if at and s.nonfinite:
+                            lines.append(f"first NaN/Inf at {at}")
+            if lines:
+                out[f"n{n.id}"] = lines
+        return out
+
+    # ---- HTML ------------------------------------------------------------------------------
+
+    def card_html(self) -> str:
+        card = self.card
+        if card is None:
+            return (f'<div style="color:{H.INK};margin-bottom:6px">every value finite'
+                    '</div>')
+        lines = card.lines()
+        rest = "".join(f'<div style="margin-top:3px">{H.esc(x)}</div>' for x in lines[1:])
+        return (f'<div style="border-left:4px solid {EMPHASIS};padding:6px 8px;'
+                f'margin-bottom:8px;background:#fef2f2;color:{H.INK}">'
+                f'<div style="font-weight:600;color:{EMPHASIS}">{H.esc(lines[0])}</div>'
+                f'{rest}</div>')
+
+    def side_html(self, g: Graph | None = None) -> str:
+        groups = H.table([[H.esc(num(m)), H.esc(name)] for name, m in self.groups()],
+                         ["max |x|", "group"])
+        parts = [f'<div style="font-size:12px;color:{H.INK}">', self.card_html(),
+                 f'<div style="color:{H.MUTED};margin-bottom:6px">{H.esc(self.headline())}'
+                 '</div>', '<div style="font-weight:600;margin:8px 0 4px 0">largest |x| '
+                 f'by group</div>{groups}']
+        for name, rows in self.layers()[:2]:
+            trend = self.trend(rows)
+            parts.append(f'<div style="font-weight:600;margin:8px 0 4px 0">{H.esc(name)} '
+                         f'by layer{H.esc(" · " + trend) if trend else ""}</div>')
+            parts.append(H.table([[str(i), H.esc(num(m)), H.esc(num(sd)), str(b) if b
+                                   else ""] for i, m, sd, b in rows],
+                                 ["layer", "max |x|", "σ out", "NaN/Inf"]))
+        parts += [f'<div style="color:{H.MUTED};font-size:11px;margin-top:4px">{H.esc(n)}'
+                  '</div>' for n in self.notes()]
+        return "".join(parts) + "</div>"
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict:
+        return {"text/plain": visible(self.text()),
+                "text/html": H.panel(self.side_html(), f"values of {H.esc(self.func_name)}")}
+
+    def __repr__(self) -> str:
+        return f"<Values {self.func_name}: {self.headline()}>"
+
