@@ -16,10 +16,12 @@ from pathlib import Path
 
 import anywidget
 import traitlets as t
+from IPython import get_ipython
 from IPython.display import display
 
+from .cellhooks import cell_name
 from .render import layout
-from .render.explore import Exploration
+from .render.explore import Exploration, file_name
 
 _ESM = (Path(__file__).parent / "static" / "explorer.js").read_text(encoding="utf-8")
 WIDGET = "application/vnd.jupyter.widget-view+json"
@@ -31,6 +33,12 @@ def show(explorer: "JaxprExplorer") -> None:
     """The static picture (exactly the view's own output), then the widget's."""
     display(explorer.view)
     explorer.handle = display(explorer, display_id=True)
+
+
+def _place(shell):
+    """How hover and search name where a line is: the cell as IPython numbers it
+    (`In [3]`), else the user's file."""
+    return lambda file: cell_name(shell, file) or file_name(file)
 
 
 class JaxprExplorer(anywidget.AnyWidget):
@@ -51,7 +59,7 @@ class JaxprExplorer(anywidget.AnyWidget):
         super().__init__(**kwargs)
         self.view = view
         self.command = command
-        self.exploration = Exploration(view)
+        self.exploration = Exploration(view, _place(get_ipython()))
         self._show(self.exploration.frame(" · ".join(view.notes)))
         self.handle = None
         self.on_msg(self._on_message)

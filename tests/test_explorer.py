@@ -90,7 +90,8 @@ def test_search_opens_the_group_holding_a_match(grad_view):
     assert re.match(r"\d+ match", w.status), w.status
     assert w.highlight
     for key in w.highlight:
-        assert w.table[key]["where"] == hidden.where or w.table[key]["equations"] > 1
+        assert w.table[key]["where"].split(" (")[0] == hidden.where or \
+            w.table[key]["equations"] > 1
 
 
 def test_search_by_primitive_and_no_match(grad_view):
@@ -316,5 +317,69 @@ def test_hover_names_a_location_the_boxes_leave_off(ip):
     view = ip.run_line_magic("jaxpr", "-o loss(jnp.ones(4))")
     w = JaxprExplorer(view)
     ops = [r for r in w.table.values() if r["kind"] in ("sin", "cos", "mul", "add")]
-    assert ops and all(r["where"] == "loss:2" for r in ops), ops
+    assert ops and all(re.fullmatch(r"loss:2 \(In \[\d+\]\)", r["where"]) for r in ops), ops
     assert not any(n.where for n in view.graph.nodes.values() if n.kind == "op")
+
+
+LAYERS = '''class LayerNorm:
+    def __call__(self, x):
+        return x - x.mean(-1, keepdims=True)
+
+class Attention:
+    def __call__(self, x):
+        s = x @ x.T
+        return jax.nn.softmax(s) @ x
+
+class Block:
+    def __init__(self):
+        self.ln, self.att = LayerNorm(), Attention()
+    def __call__(self, x):
+        h = self.ln(x)
+        return x + self.att(h)
+'''
+
+
+def test_hover_and_search_name_the_cell_a_line_is_in(ip):
+    """`loss:2` could be any cell's: hover says which, as IPython numbers cells, and a
+    search for the cell finds its lines; the picture's boxes stay short."""
+    ip.run_cell("def loss(x):\n    return jnp.sum(jnp.sin(x))", store_history=True)
+    defined = ip.execution_count - 1
+    ip.run_cell("def loss2(x):\n    return loss(x) * 2", store_history=True)
+    view = ip.run_line_magic("jaxpr", "-o loss2(jnp.ones(4))")
+    w = JaxprExplorer(view)
+    rows = {r["kind"]: r["where"] for r in w.table.values()}
+    assert rows["sin"] == f"loss:2 (In [{defined}])", rows
+    assert rows["mul"] == f"loss2:2 (In [{defined + 1}])", rows
+    assert f"In [{defined}]" not in w.svg
+    search(w, f"In [{defined}]")
+    assert {w.table[k]["kind"] for k in w.highlight} == {"sin", "reduce_sum"}, w.status
+
+
+def test_a_group_hovers_as_its_call_site_and_a_method_by_its_class(ip):
+    """Three classes share `__call__`: a line names its class (`Attention.__call__:8`),
+    and a group, open or closed, is where the user's code calls it, never a line inside
+    it; `__call__:8` still finds the line."""
+    ip.run_cell(LAYERS, store_history=True)
+    cell = f"In [{ip.execution_count - 1}]"
+    line = {text.strip(): k + 1 for k, text in enumerate(LAYERS.splitlines())}
+    ip.push({"model": ip.ev("Block()")})
+    w = JaxprExplorer(ip.run_line_magic("jaxpr", "-o model(jnp.ones((4, 8)))"))
+    where = {}
+    for r in w.table.values():
+        where.setdefault(r["kind"], set()).add(r["where"])
+    softmax = line["return jax.nn.softmax(s) @ x"]
+    assert where["exp"] == {f"Attention.__call__:{softmax} ({cell})"}, where
+    assert where["sub"] == {f"LayerNorm.__call__:3 ({cell})",
+                            f"Attention.__call__:{softmax} ({cell})"}, where
+    groups = {r["title"]: (r["where"], r["source"]) for r in w.table.values()
+              if r["kind"] == "scope"}
+    called = {"LayerNorm": "h = self.ln(x)", "Attention": "return x + self.att(h)"}
+    assert groups == {t: (f"Block.__call__:{line[s]} ({cell})", s)
+                      for t, s in called.items()}, groups
+    for key in [k for k, r in w.table.items() if r["kind"] == "scope"]:
+        click(w, key)                # closed: a box, called from the same line
+    closed = {r["title"]: r["where"] for r in w.table.values() if r["click"] == "open"}
+    assert closed == {t: wh for t, (wh, _) in groups.items()}, closed
+    search(w, f"__call__:{softmax}")
+    assert w.highlight and all(w.table[k]["where"].startswith(f"Attention.__call__:{softmax}")
+                               for k in w.highlight), w.status
