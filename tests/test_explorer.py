@@ -199,7 +199,8 @@ def test_hover_repeats_the_figures_on_the_box(ip, grad_view, flag, unit):
 
 
 def test_the_picture_is_its_own_output_before_the_widget(ip, grad_view):
-    """Two outputs: exactly the static picture, then the widget with no text of its own."""
+    """Two outputs: exactly the static picture (its `<img>` carrying the explorer's token,
+    by which a reloaded page finds it), then the widget with no text of its own."""
     from IPython.utils.capture import capture_output
 
     from jaxmagic.explorer import show
@@ -208,7 +209,11 @@ def test_the_picture_is_its_own_output_before_the_widget(ip, grad_view):
     with capture_output() as cap:
         show(w)
     picture, widget = cap.outputs
-    assert picture.data == grad_view._repr_mimebundle_()
+    own = grad_view._repr_mimebundle_()
+    assert re.fullmatch("[0-9a-f]{32}", w.picture)
+    assert picture.data == {**own, "text/html": own["text/html"].replace(
+        "<img ", f'<img data-jaxmagic-picture="{w.picture}" ', 1)}
+    assert own["text/html"].count("<img ") == 1
     assert "data:image/svg+xml;base64," in picture.data["text/html"]
     assert widget.data == {WIDGET: widget.data[WIDGET], "text/plain": ""}
     assert widget.data[WIDGET]["model_id"] == w.model_id
@@ -231,6 +236,7 @@ def test_drawn_in_the_picture_the_widget_output_is_blanked(ip, grad_view):
         "display_id": w.handle.display_id}
     assert blank.data == {WIDGET: {"version_major": 2, "version_minor": 1, "model_id": ""},
                           "text/plain": ""}
+    assert w.moved                       # a reloaded page draws it in the picture again
     assert w.svg and w.answered == 0     # nothing else changed
 
 
