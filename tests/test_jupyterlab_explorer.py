@@ -202,4 +202,3 @@ def test_explorer_in_jupyterlab(lab, lab_browser, tmp_path):  # noqa: F811
     finally:
         page.close()
         lab.stop_kernels()
-
