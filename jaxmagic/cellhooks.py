@@ -24,6 +24,13 @@ def x64() -> bool | None:
     return x64_enabled()
 
 
+def cell_name(shell: Any, filename: str) -> str | None:
+    """IPython's name for the cell whose code `filename` holds (`In [3]`, as its prompt
+    and tracebacks say), None for a file or a cell it did not compile."""
+    number = getattr(getattr(shell, "compile", None), "_filename_map", {}).get(filename)
+    return None if number is None else f"In [{number}]"
+
+
 class CellHooks:
     """The hooks of one `JaxMagic` instance; `magics.check` turns them on and off."""
 
@@ -48,7 +55,7 @@ class CellHooks:
         if filename not in names:
             return None
         current = next(reversed(names.values()), None) if names else None
-        return "this cell" if names[filename] == current else f"In [{names[filename]}]"
+        return "this cell" if names[filename] == current else cell_name(self.shell, filename)
 
     # ---- before and after each cell --------------------------------------------------
 

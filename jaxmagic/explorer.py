@@ -8,18 +8,23 @@ output of its own, just before the widget's (`show`): where the explorer draws i
 JupyterLab it moves into the picture's output (hiding the picture in the page only) and
 asks the kernel to blank the widget's output, so the notebook saved then holds the picture
 and a widget output every frontend hides (`model_id` "") instead of one that reopens,
-without its kernel, as "Error displaying widget: model not found".
+without its kernel, as "Error displaying widget: model not found". The picture carries
+the explorer's token (`picture`): a page reloaded while the kernel runs makes the model
+again from the kernel, finds the picture by it and draws the explorer there again.
 """
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import anywidget
 import traitlets as t
+from IPython import get_ipython
 from IPython.display import display
 
+from .cellhooks import cell_name
 from .render import layout
-from .render.explore import Exploration
+from .render.explore import Exploration, file_name
 
 _ESM = (Path(__file__).parent / "static" / "explorer.js").read_text(encoding="utf-8")
 WIDGET = "application/vnd.jupyter.widget-view+json"
@@ -28,9 +33,30 @@ BLANK = {WIDGET: {"version_major": 2, "version_minor": 1, "model_id": ""}, "text
 
 
 def show(explorer: "JaxprExplorer") -> None:
-    """The static picture (exactly the view's own output), then the widget's."""
-    display(explorer.view)
+    """The static picture (the view's own output, its picture marked), then the widget's."""
+    display(_Marked(explorer.view, explorer.picture))
     explorer.handle = display(explorer, display_id=True)
+
+
+class _Marked:
+    """A view's output whose picture (its first `<img>`) carries an explorer's token: the
+    page finds the picture again after a reload, when the widget's output is blank."""
+
+    def __init__(self, view, token: str) -> None:
+        self.view, self.token = view, token
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        bundle = dict(self.view._repr_mimebundle_(include, exclude))
+        html = bundle.get("text/html", "")
+        bundle["text/html"] = html.replace(
+            "<img ", f'<img data-jaxmagic-picture="{self.token}" ', 1)
+        return bundle
+
+
+def _place(shell):
+    """How hover and search name where a line is: the cell as IPython numbers it
+    (`In [3]`), else the user's file."""
+    return lambda file: cell_name(shell, file) or file_name(file)
 
 
 class JaxprExplorer(anywidget.AnyWidget):
@@ -46,12 +72,14 @@ class JaxprExplorer(anywidget.AnyWidget):
     status = t.Unicode("").tag(sync=True)
     seconds = t.Float(0.0).tag(sync=True)
     answered = t.Int(0).tag(sync=True)     # messages answered: the page stops waiting
+    picture = t.Unicode("").tag(sync=True)  # the token its static picture carries (`show`)
+    moved = t.Bool(False).tag(sync=True)   # drawn in the picture's place, its output blank
 
     def __init__(self, view, command: str = "%jaxpr {options}", **kwargs) -> None:
-        super().__init__(**kwargs)
+        super().__init__(picture=uuid.uuid4().hex, **kwargs)
         self.view = view
         self.command = command
-        self.exploration = Exploration(view)
+        self.exploration = Exploration(view, _place(get_ipython()))
         self._show(self.exploration.frame(" · ".join(view.notes)))
         self.handle = None
         self.on_msg(self._on_message)
@@ -66,6 +94,7 @@ class JaxprExplorer(anywidget.AnyWidget):
         if kind == "moved":     # drawn inside the picture's output: blank its own
             if self.handle is not None:
                 self.handle.update(BLANK, raw=True)
+            self.moved = True   # a page reloaded draws it there again (explorer.js `again`)
             return
         if content.get("seen", self.answered) != self.answered:
             return      # sent from a picture since replaced (a quick second click)

@@ -90,7 +90,8 @@ def test_search_opens_the_group_holding_a_match(grad_view):
     assert re.match(r"\d+ match", w.status), w.status
     assert w.highlight
     for key in w.highlight:
-        assert w.table[key]["where"] == hidden.where or w.table[key]["equations"] > 1
+        assert w.table[key]["where"].split(" (")[0] == hidden.where or \
+            w.table[key]["equations"] > 1
 
 
 def test_search_by_primitive_and_no_match(grad_view):
@@ -198,7 +199,8 @@ def test_hover_repeats_the_figures_on_the_box(ip, grad_view, flag, unit):
 
 
 def test_the_picture_is_its_own_output_before_the_widget(ip, grad_view):
-    """Two outputs: exactly the static picture, then the widget with no text of its own."""
+    """Two outputs: exactly the static picture (its `<img>` carrying the explorer's token,
+    by which a reloaded page finds it), then the widget with no text of its own."""
     from IPython.utils.capture import capture_output
 
     from jaxmagic.explorer import show
@@ -207,7 +209,11 @@ def test_the_picture_is_its_own_output_before_the_widget(ip, grad_view):
     with capture_output() as cap:
         show(w)
     picture, widget = cap.outputs
-    assert picture.data == grad_view._repr_mimebundle_()
+    own = grad_view._repr_mimebundle_()
+    assert re.fullmatch("[0-9a-f]{32}", w.picture)
+    assert picture.data == {**own, "text/html": own["text/html"].replace(
+        "<img ", f'<img data-jaxmagic-picture="{w.picture}" ', 1)}
+    assert own["text/html"].count("<img ") == 1
     assert "data:image/svg+xml;base64," in picture.data["text/html"]
     assert widget.data == {WIDGET: widget.data[WIDGET], "text/plain": ""}
     assert widget.data[WIDGET]["model_id"] == w.model_id
@@ -230,6 +236,7 @@ def test_drawn_in_the_picture_the_widget_output_is_blanked(ip, grad_view):
         "display_id": w.handle.display_id}
     assert blank.data == {WIDGET: {"version_major": 2, "version_minor": 1, "model_id": ""},
                           "text/plain": ""}
+    assert w.moved                       # a reloaded page draws it in the picture again
     assert w.svg and w.answered == 0     # nothing else changed
 
 
@@ -316,5 +323,69 @@ def test_hover_names_a_location_the_boxes_leave_off(ip):
     view = ip.run_line_magic("jaxpr", "-o loss(jnp.ones(4))")
     w = JaxprExplorer(view)
     ops = [r for r in w.table.values() if r["kind"] in ("sin", "cos", "mul", "add")]
-    assert ops and all(r["where"] == "loss:2" for r in ops), ops
+    assert ops and all(re.fullmatch(r"loss:2 \(In \[\d+\]\)", r["where"]) for r in ops), ops
     assert not any(n.where for n in view.graph.nodes.values() if n.kind == "op")
+
+
+LAYERS = '''class LayerNorm:
+    def __call__(self, x):
+        return x - x.mean(-1, keepdims=True)
+
+class Attention:
+    def __call__(self, x):
+        s = x @ x.T
+        return jax.nn.softmax(s) @ x
+
+class Block:
+    def __init__(self):
+        self.ln, self.att = LayerNorm(), Attention()
+    def __call__(self, x):
+        h = self.ln(x)
+        return x + self.att(h)
+'''
+
+
+def test_hover_and_search_name_the_cell_a_line_is_in(ip):
+    """`loss:2` could be any cell's: hover says which, as IPython numbers cells, and a
+    search for the cell finds its lines; the picture's boxes stay short."""
+    ip.run_cell("def loss(x):\n    return jnp.sum(jnp.sin(x))", store_history=True)
+    defined = ip.execution_count - 1
+    ip.run_cell("def loss2(x):\n    return loss(x) * 2", store_history=True)
+    view = ip.run_line_magic("jaxpr", "-o loss2(jnp.ones(4))")
+    w = JaxprExplorer(view)
+    rows = {r["kind"]: r["where"] for r in w.table.values()}
+    assert rows["sin"] == f"loss:2 (In [{defined}])", rows
+    assert rows["mul"] == f"loss2:2 (In [{defined + 1}])", rows
+    assert f"In [{defined}]" not in w.svg
+    search(w, f"In [{defined}]")
+    assert {w.table[k]["kind"] for k in w.highlight} == {"sin", "reduce_sum"}, w.status
+
+
+def test_a_group_hovers_as_its_call_site_and_a_method_by_its_class(ip):
+    """Three classes share `__call__`: a line names its class (`Attention.__call__:8`),
+    and a group, open or closed, is where the user's code calls it, never a line inside
+    it; `__call__:8` still finds the line."""
+    ip.run_cell(LAYERS, store_history=True)
+    cell = f"In [{ip.execution_count - 1}]"
+    line = {text.strip(): k + 1 for k, text in enumerate(LAYERS.splitlines())}
+    ip.push({"model": ip.ev("Block()")})
+    w = JaxprExplorer(ip.run_line_magic("jaxpr", "-o model(jnp.ones((4, 8)))"))
+    where = {}
+    for r in w.table.values():
+        where.setdefault(r["kind"], set()).add(r["where"])
+    softmax = line["return jax.nn.softmax(s) @ x"]
+    assert where["exp"] == {f"Attention.__call__:{softmax} ({cell})"}, where
+    assert where["sub"] == {f"LayerNorm.__call__:3 ({cell})",
+                            f"Attention.__call__:{softmax} ({cell})"}, where
+    groups = {r["title"]: (r["where"], r["source"]) for r in w.table.values()
+              if r["kind"] == "scope"}
+    called = {"LayerNorm": "h = self.ln(x)", "Attention": "return x + self.att(h)"}
+    assert groups == {t: (f"Block.__call__:{line[s]} ({cell})", s)
+                      for t, s in called.items()}, groups
+    for key in [k for k, r in w.table.items() if r["kind"] == "scope"]:
+        click(w, key)                # closed: a box, called from the same line
+    closed = {r["title"]: r["where"] for r in w.table.values() if r["click"] == "open"}
+    assert closed == {t: wh for t, (wh, _) in groups.items()}, closed
+    search(w, f"__call__:{softmax}")
+    assert w.highlight and all(w.table[k]["where"].startswith(f"Attention.__call__:{softmax}")
+                               for k in w.highlight), w.status

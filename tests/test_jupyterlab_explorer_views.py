@@ -9,7 +9,7 @@ Screenshots of each step go to $JAXMAGIC_LAB_SCREENSHOTS when it is set.
 import nbformat
 import pytest
 from test_jupyterlab import lab, lab_browser  # noqa: F401 - the server and browser fixtures
-from test_jupyterlab_explorer import SETUP, run_all, shot
+from test_jupyterlab_explorer import CELL, SETUP, nodes, run_all, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -44,6 +44,44 @@ def explore(lab, lab_browser, name, cells, explorers=1, url="/lab/tree/{}?reset"
 def test_tables_stay_visible_and_zoom_widens(lab, lab_browser):  # noqa: F811
     tables_and_zoom(explore(lab, lab_browser, "tables.ipynb",
                             [SETUP, "%jaxpr --cost jax.grad(model)(params, x)"]), lab)
+
+
+def test_explorer_back_after_a_reload_with_the_kernel_alive(lab, lab_browser):  # noqa: F811
+    back_after_reload(explore(lab, lab_browser, "reload.ipynb", [SETUP, CELL]), lab)
+
+
+def back_after_reload(page, lab):
+    """The page reloaded while the kernel runs (the notebook holds the output the kernel
+    blanked): the explorer is drawn again in the picture's place, with the groups the
+    person opened, and it still asks the kernel."""
+    try:
+        ex = page.locator(".jaxmagic-explorer")
+        before = nodes(ex)
+        ex.locator(".jaxmagic-view g.node[data-click=open]").first.click()
+        page.wait_for_function("document.querySelector('.jaxmagic-explorer')"
+                               f".querySelectorAll('g.node').length > {before}",
+                               timeout=30_000)
+        opened = nodes(ex)
+        page.keyboard.press("Control+s")
+        page.wait_for_timeout(1500)
+
+        page.reload(wait_until="domcontentloaded")
+        page.wait_for_selector(".jaxmagic-explorer svg", timeout=60_000)
+        cell = page.locator(".jp-Notebook .jp-Cell").nth(1)
+        assert cell.locator(".jp-OutputArea-output .jaxmagic-explorer").count() == 1
+        pictures = cell.locator("img[src^='data:image/svg+xml']")
+        assert pictures.count() == 1 and not pictures.first.is_visible()
+        assert nodes(ex) == opened          # the view the person left
+        ex.locator(".jaxmagic-view g.node[data-click=open]").first.click()
+        page.wait_for_function("document.querySelector('.jaxmagic-explorer')"
+                               f".querySelectorAll('g.node').length > {opened}",
+                               timeout=30_000)
+        assert "opened" in ex.locator(".jaxmagic-status").inner_text()
+        assert page.get_by_text("Error displaying widget").count() == 0
+        shot(page, "reloaded-alive")
+    finally:
+        page.close()
+        lab.stop_kernels()
 
 
 def tables_and_zoom(page, lab):

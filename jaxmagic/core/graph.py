@@ -14,7 +14,7 @@ import os
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, NamedTuple
 
 import numpy as np
 
@@ -40,6 +40,14 @@ _CALLS = {"pjit": "jit", "jit": "jit", "closed_call": "call", "core_call": "call
           "linear_call": "linear_call", "xla_pmap": "pmap", "xla_call": "jit"}
 
 
+class Site(NamedTuple):
+    """A user's line: its location (`Attention.__call__:9`), its source text (with the
+    library frame behind it) and the file or notebook cell holding it."""
+    where: str = ""
+    source: str = ""
+    file: str = ""
+
+
 @dataclass
 class Node:
     id: int
@@ -48,6 +56,7 @@ class Node:
     detail: tuple[str, ...] = ()
     where: str = ""           # "loss:12": the user's function and line
     source: str = ""          # the user's source line, for tooltips
+    file: str = ""            # the file or cell holding that line
     cluster: int | None = None
     count: int = 1            # equations this node stands for
     collective: bool = False
@@ -85,6 +94,7 @@ class Cluster:
     repeat: int = 1           # a folded series: this cluster stands for `repeat` calls
     library: bool = False     # a call into a library's functions (`optimizer.update`)
     own_call: bool = False    # a jit whose function's own recorded call it is (`jit: f`)
+    site: Site = Site()       # the user's line that calls it (`where` is drawn, this isn't)
 
 
 @dataclass
@@ -302,13 +312,13 @@ class _Builder:
         return i
 
     def cluster(self, kind: str, title: str, parent: int | None, level: int,
-                detail: Iterable[str] = (), where: str = "", source: str = "",
+                detail: Iterable[str] = (), site: Site = Site(),
                 signature: str = "", backward: bool = False, label: str = "") -> int:
         i = self._next_cluster      # not len(): merged clusters leave gaps
         self._next_cluster += 1
-        self.clusters[i] = Cluster(i, kind, title, tuple(detail), parent, level, where,
-                                   source, signature=signature, backward=backward,
-                                   label=label or title)
+        self.clusters[i] = Cluster(i, kind, title, tuple(detail), parent, level, site.where,
+                                   site.source, signature=signature, backward=backward,
+                                   label=label or title, site=site)
         self.order[parent].append(("c", i))
         return i
 
@@ -391,19 +401,19 @@ class _Builder:
         index = self.num_equations
         self.num_equations += 1
         prim = eqn.primitive.name
-        where, source = _where(eqn)
+        site = _where(eqn)
         kind = _CALLS.get(prim)
         subs = [(k, v) for k, v in eqn.params.items()
                 if isinstance(v, _compat.JAXPR_TYPES)
                 or (isinstance(v, tuple) and v and isinstance(v[0], _compat.JAXPR_TYPES))]
         loop = {"scan": self.scan, "cond": self.cond, "while": self.while_}.get(prim)
         if loop is not None:
-            loop(eqn, env, parent, level, where, source)
+            loop(eqn, env, parent, level, site)
             for k, v in enumerate(eqn.outvars):     # its own values, not its body's
                 env[("value", v)] = (index, k)
             return
         if kind or subs:
-            return self.call(eqn, kind or prim, env, parent, level, where, source, subs)
+            return self.call(eqn, kind or prim, env, parent, level, site, subs)
         lits = [a for a in eqn.invars if _compat.is_literal(a)]
         title = _compat.user_primitive_name(prim) + (
             " · " + ", ".join(map(_literal, lits)) if lits else "")
@@ -416,7 +426,7 @@ class _Builder:
             # the result's sharding on the node: an edge between groups has no label
             detail += ("→ " + self.label_of(eqn.outvars[0]),)
         n = self.node("op", title, parent, detail=detail,
-                      where=where, source=source,
+                      where=site.where, source=site.source, file=site.file,
                       collective=prim in COLLECTIVES and prim not in NO_DATA,
                       backward=backward, primitive=prim, eqns=(index,),
                       signature=f"{prim}:{shape}")
@@ -459,7 +469,7 @@ class _Builder:
                 env[v] = ienv.get(o)
                 env[("value", v)] = ienv.get(("value", o))
 
-    def call(self, eqn, kind, env, parent, level, where, source, subs) -> None:
+    def call(self, eqn, kind, env, parent, level, site, subs) -> None:
         p = eqn.params
         name = p.get("name") or _func_name(subs[0][1] if subs else None)
         title = f"{kind}: {name}" if name else kind
@@ -473,28 +483,29 @@ class _Builder:
         sub = subs[0][1] if subs else None
         if sub is None:
             return
-        c = self.cluster(kind, title, parent, level + 1, detail, where, source,
+        c = self.cluster(kind, title, parent, level + 1, detail, site,
                          backward=_compat.is_backward(eqn))
         ienv = self._inner(sub, list(eqn.invars), env, c, level + 1, alias=name or "")
         self._outputs(eqn, list(_compat.open_jaxpr(sub).outvars), ienv, env, c)
 
-    def scan(self, eqn, env, parent, level, where, source) -> None:
+    def scan(self, eqn, env, parent, level, site) -> None:
         p = eqn.params
         nconsts, ncarry = _compat.scan_counts(p)
         nxs = len(eqn.invars) - nconsts - ncarry
         roles = ["const"] * nconsts + ["carry"] * ncarry + ["xs"] * nxs
         detail = (f"length {p['length']}" + (", reverse" if p.get("reverse") else ""),
                   f"consts {nconsts} · carry {ncarry} · xs {nxs}")
-        c = self.cluster("scan", f"scan ×{p['length']}", parent, level + 1, detail, where,
-                         source, backward=_compat.is_backward(eqn), label="scan")
+        c = self.cluster("scan", f"scan ×{p['length']}", parent, level + 1, detail, site,
+                         backward=_compat.is_backward(eqn), label="scan")
         ienv = self._inner(p["jaxpr"], list(eqn.invars), env, c, level + 1, roles)
         self._outputs(eqn, list(_compat.open_jaxpr(p["jaxpr"]).outvars), ienv, env, c)
 
-    def cond(self, eqn, env, parent, level, where, source) -> None:
+    def cond(self, eqn, env, parent, level, site) -> None:
         branches = eqn.params["branches"]
         c = self.cluster("cond", "cond", parent, level + 1, (f"{len(branches)} branches",),
-                         where, source, backward=_compat.is_backward(eqn))
-        index = self.node("port", "index", c, where=where, source=source)
+                         site, backward=_compat.is_backward(eqn))
+        index = self.node("port", "index", c, where=site.where, source=site.source,
+                          file=site.file)
         self.feed(eqn.invars[0], env, index)
         merge = self.node("port", "merge", c)
         for i, br in enumerate(branches):
@@ -507,13 +518,13 @@ class _Builder:
         for v in eqn.outvars:
             env[v] = merge
 
-    def while_(self, eqn, env, parent, level, where, source) -> None:
+    def while_(self, eqn, env, parent, level, site) -> None:
         p = eqn.params
         nc, nb = p["cond_nconsts"], p["body_nconsts"]
         ins = list(eqn.invars)
         cconsts, bconsts, init = ins[:nc], ins[nc:nc + nb], ins[nc + nb:]
         c = self.cluster("while", "while", parent, level + 1, (f"carry {len(init)}",),
-                         where, source, backward=_compat.is_backward(eqn))
+                         site, backward=_compat.is_backward(eqn))
         merge = self.node("port", "carry out", c)
         cc = self.cluster("while_cond", "cond", c, level + 1)
         cenv = self._inner(p["cond_jaxpr"], cconsts + init, env, cc, level + 1,
@@ -553,25 +564,32 @@ def _specs(specs: Any) -> str:
     return str(specs).replace("PartitionSpec", "P")
 
 
-def _where(eqn: Any) -> tuple[str, str]:
+def _where(eqn: Any) -> Site:
     """The user's line: the innermost frame outside JAX and installed libraries (Optax's
     `<lambda>:398` tells a reader nothing)."""
     frames = list(_compat.source_frames(eqn))
     src = next((f for f in frames if not calltree.is_library_file(f[0])), None)
     if src is None:
-        return "", ""
+        return Site()
     where, text = _where_text(*src)
     lib = frames[0]      # the library line inside the user's, for tooltips
     if not _compat.is_user_file(lib[0]):
         text += f"  (in {lib[2]}, {os.path.basename(lib[0])}:{lib[1]})"
-    return where, text
+    return Site(where, text, src[0])
 
 
 @functools.lru_cache(maxsize=4096)
 def _where_text(file: str, line: int, func: str) -> tuple[str, str]:
     text = linecache.getline(file, line).strip()
-    func = func.rsplit(".", 1)[-1] if func and func != "<module>" else os.path.basename(file)
+    func = _function_name(func) if func and func != "<module>" else os.path.basename(file)
     return f"{func}:{line}", text
+
+
+def _function_name(qualname: str) -> str:
+    """A method with its class (`Attention.__call__`: three classes share `__call__`),
+    a function by its name; the functions it is defined in left out (JAX's frames carry
+    the code's `co_qualname`, `make.<locals>.Attention.__call__`)."""
+    return ".".join(qualname.rsplit(".<locals>.", 1)[-1].split(".")[-2:])
 
 
 def build(traced: Traced, sharding: bool = False, types: dict | None = None,
@@ -596,6 +614,7 @@ def build(traced: Traced, sharding: bool = False, types: dict | None = None,
                         arg=re.match(r"[^\[.]+", name).group(0) if name else _CAPTURED)
     b.walk(top, env, None, 0)
     _unwrap(b)
+    _call_sites(b)
     _merge_lone_calls(b)
     if traced.pmap:
         _as_pmap(b, traced.func_name)
@@ -733,7 +752,7 @@ def _merge_lone_calls(b: _Builder) -> None:
                 b.clusters[inner[0][1]].detail:
             continue
         call = b.clusters[inner[0][1]]
-        outer.detail = (call.label,)
+        outer.detail, outer.site = (call.label,), call.site
         b.order[outer.id] = b.order.pop(call.id)
         _absorb(b, call.id, outer.id)
 
@@ -864,6 +883,14 @@ def _call_site(b: _Builder, c: Cluster) -> str:
     user's own (its equations stand at its own lines, whoever calls it)."""
     if c.kind != "scope":
         return c.where
+    f = _call_frame(b, c)
+    return f"{f[0]}:{f[1]}" if f else ""
+
+
+def _call_frame(b: _Builder, c: Cluster, exact: bool = False) \
+        -> tuple[str, int, str] | None:
+    """(file, line, function) of the user's frame that calls scope `c`; failing that
+    (a named scope, which no function's frame shows), its first line unless `exact`."""
     below = [c.id]
     while below:        # the first equation in walk order, in `c` or a call inside it
         x = below.pop(0)
@@ -871,14 +898,23 @@ def _call_site(b: _Builder, c: Cluster) -> str:
             break
         below = [j for kind, j in b.order.get(x, ()) if kind == "c"] + below
     else:
-        return ""
+        return None
     skip = calltree.library_dirs()
     frames = [f for f in _compat.source_frames(b.first_eqn[x]) if not f[0].startswith(skip)]
     label = _base_label(c.label)
     inside = [k for k, f in enumerate(frames) if label in f[2].split(".")]
-    f = frames[inside[0] + 1] if inside and inside[0] + 1 < len(frames) else \
-        frames[0] if frames else None
-    return f"{f[0]}:{f[1]}" if f else ""
+    if inside and inside[0] + 1 < len(frames):
+        return frames[inside[0] + 1]
+    return None if exact or not frames else frames[0]
+
+
+def _call_sites(b: _Builder) -> None:
+    """Each recorded call's `site`: the user's line that calls it, which its hover and
+    search name (a line inside it says where its first equation is, not the call)."""
+    for c in b.clusters.values():
+        f = _call_frame(b, c, exact=True) if c.kind == "scope" else None
+        if f:
+            c.site = Site(*_where_text(*f), f[0])
 
 
 def _runs(items: list, keys: list, loose: _Lazy, lo: int, hi: int) \
@@ -961,6 +997,7 @@ def _wrap(b: _Builder, parent: int | None, members: list[tuple[str, int]]) -> in
     level = calls[0].level
     c = b.cluster("scope", label, parent, level, backward=all(x.backward for x in calls),
                   label=label)
+    b.clusters[c].site = calls[0].site          # a series is called where its first is
     b.order[parent].pop()                       # `cluster` appended it: placed by caller
     b.order[c] = list(members)
     for kind, i in members:

@@ -117,7 +117,7 @@ def collapse(g: Graph, depth: int | None = 0, expand: Iterable[str] = (),
         c = g.clusters[cid]
         return Node(0, "call", c.title,
                     detail=c.detail + (equations(c.num_equations),),
-                    where=c.where, source=c.source, cluster=c.parent,
+                    where=c.where, source=c.source, file=c.site.file, cluster=c.parent,
                     count=c.num_equations,
                     collective=any(m.collective for m in members),
                     backward=c.backward or all(m.backward for m in members
@@ -371,7 +371,7 @@ def coarsen(g: Graph, by: str, within: set[int] | None = None) -> Graph:
                     detail=(equations(count), top + (f", +{more} more" if more > 0
                                                      else "")),
                     where=where if source else "", source=source,
-                    cluster=k[0], count=count,
+                    file=members[0].file if source else "", cluster=k[0], count=count,
                     collective=any(m.collective for m in members),
                     backward=k[-1] == "backward", primitive="group")
 

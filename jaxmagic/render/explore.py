@@ -8,16 +8,34 @@ shows (plain strings: the page puts them into the DOM as text).
 """
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 from ..core import graph as G
 from ..core import views as V
+from ..core.errors import is_cell
 from . import jaxpr as J
 
 SEARCH_OPENS = 20      # matches whose groups a search opens; the rest are only counted
+
+Place = Callable[[str], "str | None"]     # a file or cell's name for people ("In [3]")
+
+
+def file_name(file: str) -> str | None:
+    """A user's file by its name; a cell has none without the shell that ran it."""
+    return None if not file or is_cell(file) or file.startswith("<") else \
+        os.path.basename(file)
+
+
+def location(where: str, file: str, place: Place = file_name) -> str:
+    """`Attention.__call__:9 (In [3])`: the function and line the picture's boxes say,
+    and the cell (or file) that holds them, which the boxes leave off to stay short."""
+    named = place(file) if where and file else None
+    return f"{where} ({named})" if named else where
 
 
 @dataclass
@@ -34,8 +52,9 @@ class Frame:
 class Exploration:
     """Open and closed groups of one view, starting from the picture it drew."""
 
-    def __init__(self, view) -> None:
+    def __init__(self, view, place: Place = file_name) -> None:
         self.view = view
+        self.place = place          # how hover and search name a line's cell or file
         self.folded: G.Graph = view.folded
         drawn = view.graph
         # the traced function's own call is open, as the picture draws it: as no box
@@ -106,7 +125,7 @@ class Exploration:
             self.graph = self._graph()
             return f"search cleared; closed {len(closing)} group{'s' * (len(closing) != 1)}" \
                 " it opened" if closing else ""
-        nodes, clusters = _matches(self.folded, query)
+        nodes, clusters = _matches(self.folded, query, self.place)
         self.highlight = {e for n in nodes for e in n.eqns} | {
             e for c in clusters for e in self._eqns_in(c)}
         self.found = {n.title for n in nodes if not n.eqns}
@@ -223,41 +242,47 @@ class Exploration:
         hl = [f"n{n.id}" for n in g.nodes.values()
               if self.highlight.intersection(n.eqns) or n.title in self.found]
         table = hover_table(g, self.folded, self.by_line, self.view.marks(g),
-                            self.view.hover_lines(g))
+                            self.view.hover_lines(g), self.place)
         return Frame(svg.decode(), table, magic, caveat,
                      status, hl, seconds)
 
 
-def _matches(g: G.Graph, query: str) -> tuple[list[G.Node], list[G.Cluster]]:
-    """Nodes and groups of the folded graph that `query` names: `:12` or `loss:12` a
-    line exactly, else any part of a name, primitive, location or source line, or of an
-    argument's or result's pytree keys (`[i].w1`, `model.l1.kernel`: a record's rows)."""
+def _matches(g: G.Graph, query: str, place: Place = file_name) \
+        -> tuple[list[G.Node], list[G.Cluster]]:
+    """Nodes and groups of the folded graph that `query` names: `:12` or `loss:12`
+    (`__call__:12` of any class) a line exactly, else any part of a name, primitive,
+    location (its cell too: `In [3]`) or source line, or of an argument's or result's
+    pytree keys (`[i].w1`, `model.l1.kernel`: a record's rows)."""
     q = query.lower()
     line = re.fullmatch(r"([\w.<>]*):(\d+)", q)
 
-    def hit(title: str, prim: str, where: str, source: str, *keys: str) -> bool:
+    def hit(title: str, prim: str, where: str, file: str, source: str, *keys: str) -> bool:
         if line:
             func, num = line.groups()
             w = where.lower()
-            return w.endswith(f":{num}") and (not func or w == f"{func}:{num}")
-        return any(q in s.lower() for s in (title, prim, where, source, *keys) if s)
+            return w.endswith(f":{num}") and (
+                not func or w == f"{func}:{num}" or w.endswith(f".{func}:{num}"))
+        return any(q in s.lower() for s in (title, prim, location(where, file, place),
+                                            source, *keys) if s)
 
     nodes = [n for n in g.nodes.values() if n.kind in ("op", "input", "output", "const")
-             and hit(n.title, n.primitive, n.where, n.source,
+             and hit(n.title, n.primitive, n.where, n.file, n.source,
                      *(n.detail if n.kind != "op" else ()))]
     clusters = [c for c in g.clusters.values() if not line
-                and hit(c.title, c.kind, c.where, c.source)]
+                and hit(c.title, c.kind, c.where, c.site.file, c.source)]
     return nodes, clusters
 
 
 def hover_table(g: G.Graph, folded: G.Graph, by_line: set[int],
-                marks: dict | None = None, lines: dict | None = None) -> dict:
+                marks: dict | None = None, lines: dict | None = None,
+                place: Place = file_name) -> dict:
     """What hovering shows, by SVG title: a node's title, kind, details, the figures the
     view's overlays write on it (flops, time, bytes at the peak, collectives: `marks`,
-    `to_dot`'s overlay arguments), location, source line (with the library frame), input
-    and output shapes, and what a click does. A location the picture leaves off its boxes
-    (one shared by a whole group) is still here. `lines`: the overlays' hover lines beyond
-    their marks, by SVG title (`JaxprView.hover_lines`), after the figures."""
+    `to_dot`'s overlay arguments), location (`location`: with its cell), source line
+    (with the library frame), input and output shapes, and what a click does. A location
+    the picture leaves off its boxes (one shared by a whole group) is still here; a
+    group's is the line that calls it. `lines`: the overlays' hover lines beyond their
+    marks, by SVG title (`JaxprView.hover_lines`), after the figures."""
     marks, lines = marks or {}, lines or {}
 
     def figures(kind: str, i: int) -> list[str]:
@@ -265,7 +290,15 @@ def hover_table(g: G.Graph, folded: G.Graph, by_line: set[int],
         key = f"n{i}" if kind == "overlay" else f"cluster_{i}"
         return [x for x in line.split("\n") if x.strip()] + list(lines.get(key, ()))
 
-    located = {e: n.where for n in folded.nodes.values() if n.where for e in n.eqns}
+    located = {e: G.Site(n.where, n.source, n.file) for n in folded.nodes.values()
+               if n.where for e in n.eqns}
+
+    def site(n: G.Node) -> G.Site:
+        if n.group is not None and n.group in folded.clusters:
+            return folded.clusters[n.group].site
+        return G.Site(n.where, n.source, n.file) if n.where else next(
+            (located[e] for e in n.eqns if e in located), G.Site("", n.source))
+
     ins: dict[int, list[str]] = {}
     outs: dict[int, list[str]] = {}
     for e in g.edges:
@@ -276,16 +309,18 @@ def hover_table(g: G.Graph, folded: G.Graph, by_line: set[int],
     for n in g.nodes.values():
         click = "open" if n.kind == "call" and n.group is not None else \
             "lines" if n.kind == "group" and n.cluster in by_line else ""
+        at = site(n)
         table[f"n{n.id}"] = {
             "title": n.title, "kind": n.primitive or n.kind, "detail": list(n.detail),
-            "where": n.where or next((located[e] for e in n.eqns if e in located), ""),
-            "source": n.source, "inputs": _distinct(ins.get(n.id, [])),
+            "where": location(at.where, at.file, place),
+            "source": at.source, "inputs": _distinct(ins.get(n.id, [])),
             "outputs": _distinct(outs.get(n.id, [])), "equations": len(n.eqns),
             "figures": figures("overlay", n.id), "click": click}
     for c in g.clusters.values():
         table[f"cluster_{c.id}"] = {
-            "title": c.title, "kind": c.kind, "detail": list(c.detail), "where": c.where,
-            "source": c.source, "inputs": [], "outputs": [],
+            "title": c.title, "kind": c.kind, "detail": list(c.detail),
+            "where": location(c.site.where, c.site.file, place),
+            "source": c.site.source, "inputs": [], "outputs": [],
             "equations": folded.clusters[c.id].num_equations if c.id in folded.clusters
             else c.num_equations, "figures": figures("cluster_overlay", c.id),
             "click": "close"}

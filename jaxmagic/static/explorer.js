@@ -113,21 +113,62 @@ function pictureBefore(el) {
   return (out && out.querySelector('img[src^="data:image/svg+xml"]')) || null;
 }
 
+// The explorer in the picture's place: the picture hidden in the page and marked as
+// explored, so that it is drawn there once. Returns what shows the picture again.
+function takePlace(picture, root) {
+  picture.style.display = "none";
+  picture.dataset.jaxmagicExplored = "1";
+  picture.after(root);
+  return () => { picture.style.display = ""; delete picture.dataset.jaxmagicExplored; };
+}
+
 function moveIntoPicture(el, root, model) {
-  let tries = 0, picture = null;
+  let tries = 0, unhide = () => {};
   const look = () => {       // the output is attached to the page a moment after render
     if (root.parentNode !== el) return;
-    picture = root.isConnected && pictureBefore(el);
+    const picture = root.isConnected && pictureBefore(el);
     if (!picture) { if (++tries <= 50) setTimeout(look, 100); return; }
-    picture.style.display = "none";
-    picture.after(root);
+    if (picture.dataset.jaxmagicExplored) root.remove();   // drawn there already (`again`)
+    else unhide = takePlace(picture, root);
     model.send({ type: "moved" });
   };
   look();
-  return () => { if (picture) picture.style.display = ""; };
+  return () => unhide();
+}
+
+// The page reloaded while the kernel runs: the widget manager makes each explorer's
+// model again from the kernel, but the notebook holds the output the kernel blanked, so
+// no view is rendered. Draw the explorer again in its picture's place, found by the token
+// the picture carries, with the groups the person had opened.
+function again({ model }) {
+  const token = model.get("picture");
+  if (!model.get("moved") || !/^[0-9a-f]+$/.test(token)) return undefined;
+  let tries = 0, timer = null, built = null;
+  const look = () => {       // the notebook's outputs are drawn while the kernel connects
+    const picture = document.querySelector(`img[data-jaxmagic-picture="${token}"]`);
+    if (!picture) { if (++tries <= 240) timer = setTimeout(look, 250); return; }
+    if (picture.dataset.jaxmagicExplored) return;
+    const el = h("div");
+    const unhide = takePlace(picture, el);
+    const [, cleanup] = build(model, el);
+    built = () => { cleanup(); el.remove(); unhide(); };
+  };
+  timer = setTimeout(look, 500);   // a view the output asks for draws first (`render`)
+  return () => { clearTimeout(timer); if (built) built(); };
 }
 
 function render({ model, el }) {
+  const [root, cleanup] = build(model, el);
+  const unhide = moveIntoPicture(el, root, model);
+  return () => {
+    if (root.parentNode !== el) { root.remove(); unhide(); }
+    cleanup();
+  };
+}
+
+// The explorer's panel in `el`, drawn from `model` and sending it the person's clicks:
+// [the panel, what removes its listeners].
+function build(model, el) {
   const root = h("div", `font:12px/1.4 system-ui,sans-serif;color:${INK};background:${PANEL};` +
     `border:1px solid ${LINE};border-radius:4px;padding:6px;position:relative`);
   root.className = "jaxmagic-explorer";
@@ -371,14 +412,12 @@ function render({ model, el }) {
   }
   draw();
   update();
-  const unhide = moveIntoPicture(el, root, model);
-  return () => {
-    if (root.parentNode !== el) { root.remove(); unhide(); }
+  return [root, () => {
     clearTimeout(waiting);
     watch.disconnect();
     window.removeEventListener("mousemove", pan);
     window.removeEventListener("mouseup", release);
-  };
+  }];
 }
 
-export default { render };
+export default { initialize: again, render };
