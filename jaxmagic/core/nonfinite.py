@@ -110,7 +110,7 @@ def _product(ins, out):
 
 
 def _sum(ins, out):
-    if any(s.pinf for s in ins) and any(s.ninf for s in ins) or \
+    if out.nan and sum(1 for s in ins if s.pinf or s.ninf) >= 2 or \
             any(s.pinf and s.ninf for s in ins):
         return Cause("inf − inf", "a row masked entirely with -inf: mask with "
                      "jnp.finfo(x.dtype).min, or jax.nn.softmax(x, where=mask)")
@@ -155,5 +155,8 @@ def cause(flow: Flow, eqn: Equation) -> Cause:
     if found is not None:
         return found
     made = "NaN" if out is not None and out.nan else "Inf"
+    if any(s.pinf or s.ninf for s in ins):
+        return Cause(f"{eqn.primitive} of an Inf made {made}",
+                     "the Inf comes first: see where it was born")
     return Cause(f"{eqn.primitive} made {made} from finite inputs",
                  "check its inputs' ranges in the table")

@@ -100,9 +100,18 @@ class Flow:
         return sorted(found, key=lambda e: (getattr(e, key), e.index))
 
     def origin(self) -> Equation | None:
-        """The first equation that made a NaN from NaN-free inputs, else the first that
-        made an Inf from finite ones; None where everything is finite."""
-        found = self.born(nan=True) or self.born(nan=False)
+        """The first equation to make a NaN or Inf from inputs that held none (or a NaN
+        from inputs that held no NaN: `x - x` of an Inf), in the order they ran; None
+        where everything is finite."""
+        found = [(at, e.index, e) for e in self.equations.values()
+                 for at in [min((a for a in (e.born_at, e.nan_born_at) if a is not None),
+                                default=None)] if at is not None]
+        return min(found, key=lambda t: t[:2])[2] if found else None
+
+    def first_nan(self) -> Equation | None:
+        """The first equation to make a NaN from NaN-free inputs: where `jax_debug_nans`
+        stops."""
+        found = self.born(nan=True)
         return found[0] if found else None
 
     def producer(self, value: tuple) -> Equation | None:

@@ -73,8 +73,9 @@ class Card:
     cause: str
     fix: str
     iteration: str = ""          # "iteration 37 of scan ×60"
-    inf_from: str = ""           # for a NaN made of an Inf: where that Inf was born
-    gradient_of: str = ""        # for a backward equation: the forward line's primitive
+    first_nan: str = ""          # where the first NaN was made of it, if elsewhere
+    nan_primitive: str = ""      # that equation's primitive (where jax_debug_nans stops)
+    gradient_of: str = ""        # the forward primitive whose derivative the Inf is
     discarded: bool = False      # a jnp.where at that line discards the branch
 
     def lines(self) -> list[str]:
@@ -83,12 +84,12 @@ class Card:
                + (f", {self.iteration}" if self.iteration else ""),
                f"  {self.source}" if self.source else "",
                f"cause: {self.cause}"]
-        if self.inf_from:
-            out.append(f"the Inf came from {self.inf_from}")
         if self.gradient_of:
-            out.append(f"the Inf is the derivative of {self.gradient_of}"
+            out.append(f"the {self.what} is the derivative of {self.gradient_of}"
                        + ("; jnp.where discards that branch's value, but its gradient is "
                           "still computed, and 0 · inf = NaN" if self.discarded else ""))
+        if self.first_nan:
+            out.append(f"the first NaN: {self.first_nan} (where jax_debug_nans stops)")
         out.append(f"fix: {nonfinite.DOUBLE_WHERE if self.discarded else self.fix}")
         return [x for x in out if x]
 
@@ -135,27 +136,33 @@ class Values:
         if eqn is None:
             return None
         node = self._node_of.get(eqn.index)
-        nan = eqn.nan_born_at is not None
         outs = [s for v in eqn.outs if (s := self.summary(v)) is not None]
-        what = "NaN" if nan else ("+Inf" if any(s.pinf for s in outs) else "−Inf")
+        what = "NaN" if any(s.nan for s in outs) else \
+            ("+Inf" if any(s.pinf for s in outs) else "−Inf")
         why = nonfinite.cause(self.flow, eqn)
+        at = eqn.born_at if eqn.born_at is not None else eqn.nan_born_at
         card = Card(what, eqn.primitive, node.where if node else "",
                     node.source if node else "", bool(node and node.backward), why.what,
-                    why.fix, self._iteration(eqn, eqn.nan_born_at if nan else eqn.born_at))
-        source = self.flow.inf_source(eqn) if nan else None
-        if source is not None:
-            at = self._node_of.get(source.index)
-            card.inf_from = (f"{source.primitive} at {at.where if at else '?'}: "
-                             f"{nonfinite.cause(self.flow, source).what}")
-        self._gradient(card, source or eqn)
+                    why.fix, self._iteration(eqn, at))
+        nan = self.flow.first_nan()
+        if nan is not None and nan.index != eqn.index:
+            n = self._node_of.get(nan.index)
+            card.first_nan = (f"{nan.primitive} at {n.where if n else '?'}"
+                              f"{' (backward pass)' if n and n.backward else ''}: "
+                              f"{nonfinite.cause(self.flow, nan).what}")
+            card.nan_primitive = nan.primitive
+            self._gradient(card, eqn, n)
+        else:
+            card.nan_primitive = eqn.primitive if what == "NaN" else ""
         return card
 
-    def _gradient(self, card: Card, eqn: Equation) -> None:
-        """A derivative's Inf: name the forward primitive at its line whose derivative it
-        is, and a `jnp.where` there that discards the branch."""
+    def _gradient(self, card: Card, eqn: Equation, nan: Node | None) -> None:
+        """An Inf that becomes a NaN in the backward pass, born at a line whose forward
+        primitive has an infinite derivative there: name it, and a `jnp.where` at that
+        line that discards the branch."""
         node = self._node_of.get(eqn.index)
         line = self._line(node) if node is not None else ""
-        if not line or card.what != "NaN" or not (node.backward or card.inf_from):
+        if not line or nan is None or not nan.backward:
             return
         forward = [n for n in self._node_of.values() if not n.backward
                    and self._line(n) == line]

@@ -1,0 +1,228 @@
+"""`%jaxpr --values`: the summaries of every value and where the first NaN or Inf was
+born, on JAX's FAQ traps, in loops, and beside `jax_debug_nans`; nothing of the user's
+changed. Real shell, real JAX on 8 CPU devices."""
+from __future__ import annotations
+
+import re
+
+import jax
+import numpy as np
+import pytest
+from conftest import run
+
+# the cell's code as IPython runs it (leading blank lines stripped): `loss:2` is the
+# second line of the setup
+TRAPS = {
+    # the gradient of jnp.where(x > 0, jnp.sqrt(x), 0.) at 0 (JAX's FAQ)
+    "where": ("""
+def loss(x):
+    y = jnp.where(x > 0, jnp.sqrt(x), 0.)
+    return y.sum()
+x = jnp.array([0., 1., 4.])
+f = jax.grad(loss)
+""", "div", "division by 0", "loss:2"),
+    "log": ("""
+def f(p):
+    return -(p * jnp.log(p)).sum()
+x = jnp.array([0.5, 0.5, 0.0])
+""", "log", "log of 0", "f:2"),
+    "norm": ("""
+def f(v):
+    return v / jnp.linalg.norm(v)
+x = jnp.zeros(4)
+""", "div", "0 / 0", "f:2"),
+    "exp": ("""
+def f(z):
+    e = jnp.exp(z)
+    return e / e.sum()
+x = jnp.array([1., 100., 2.])
+""", "exp", "exp overflows", "f:2"),
+    "masked": ("""
+def f(s, mask):
+    s = jnp.where(mask, s, -jnp.inf)
+    s = s - s.max(-1, keepdims=True)
+    return jnp.exp(s) / jnp.exp(s).sum(-1, keepdims=True)
+x = jnp.ones((2, 3))
+m = jnp.array([[True, True, False], [False, False, False]])
+""", "sub", "inf − inf", "f:3"),
+}
+
+
+def values_of(ip, setup: str, call: str):
+    result, cap = run(ip, setup + f"\n_v = %jaxpr --values -o {call}")
+    assert result.error_in_exec is None, cap.stderr
+    view = ip.user_ns["_v"]
+    assert view.values is not None, view.notes
+    return view
+
+
+@pytest.mark.parametrize("trap", sorted(TRAPS))
+def test_the_origin_is_the_right_equation_at_the_right_line_with_its_cause(ip, trap):
+    setup, primitive, cause, where = TRAPS[trap]
+    call = "f(x, m)" if trap == "masked" else "f(x)"
+    card = values_of(ip, setup, call).values.card
+    assert card is not None
+    assert (card.primitive, card.where.split(" (")[0]) == (primitive, where), card
+    assert cause in card.cause, card.cause
+    assert card.fix
+
+
+def test_the_where_trap_names_the_inf_the_forward_line_and_the_double_where(ip):
+    setup, *_ = TRAPS["where"]
+    view = values_of(ip, setup, "f(x)")
+    card = view.values.card
+    assert not card.backward and card.first_nan.startswith("mul at loss:2 (backward pass)")
+    assert "0 · inf" in card.first_nan
+    assert card.gradient_of.startswith("sqrt") and card.discarded
+    assert "double where" in card.lines()[-1]
+    text = view.text()
+    assert "first +Inf: div" in text and "jnp.where discards that branch" in text
+
+
+def first_nan_primitive(ip, call: str) -> str | None:
+    """The primitive `jax_debug_nans` names for `call`, run under jit as the user would."""
+    ip.run_cell("import jax")
+    with jax.debug_nans(True):
+        try:
+            ip.user_ns["_run"] = eval(f"lambda: jax.jit({call.split('(')[0]})"
+                                      f"({call.split('(', 1)[1]}", ip.user_ns)
+            jax.block_until_ready(ip.user_ns["_run"]())
+        except FloatingPointError as e:
+            found = re.search(r"encountered in (\w+)", str(e))
+            return found.group(1) if found else None
+    return None
+
+
+@pytest.mark.parametrize("trap", ["where", "norm", "masked"])
+def test_the_first_nan_is_the_primitive_jax_debug_nans_names(ip, trap):
+    setup, *_ = TRAPS[trap]
+    call = "f(x, m)" if trap == "masked" else "f(x)"
+    card = values_of(ip, setup, call).values.card
+    assert first_nan_primitive(ip, call) == card.nan_primitive
+
+
+SCAN = """
+def f(c0, xs):
+    def body(c, x):
+        c = c - x
+        y = jnp.sqrt(c)
+        return c, y
+    return jax.lax.scan(body, c0, xs)
+c0 = jnp.float32(37.5)
+xs = jnp.ones(60)
+"""
+
+
+def test_a_nan_born_inside_a_scan_body_names_its_line_and_iteration(ip):
+    view = values_of(ip, SCAN, "f(c0, xs)")
+    card = view.values.card
+    assert (card.primitive, card.where.split(" (")[0]) == ("sqrt", "body:4")
+    assert card.iteration == "iteration 37 of scan ×60"
+    assert "square root of a negative" in card.cause
+    # jax_debug_nans names only the scan: no inner equation, no iteration
+    assert first_nan_primitive(ip, "f(c0, xs)") in ("scan", None)
+
+
+def test_while_loops_and_conds_report_the_iteration_and_the_branch_taken(ip):
+    setup = """
+def g(x):
+    def body(s):
+        i, v = s
+        v = jax.lax.cond(i > 4, lambda v: jnp.log(v - 3.), lambda v: v * 1., v)
+        return i + 1, v
+    return jax.lax.while_loop(lambda s: s[0] < 8, body, (0, x))
+x = jnp.float32(2.)
+"""
+    values = values_of(ip, setup, "g(x)").values
+    card = values.card
+    assert (card.primitive, card.iteration) == ("log", "iteration 5 of while")
+    ran = {values.flow.equations[vid[0]].primitive: s.n
+           for vid, s in values.flow.summaries.items() if vid[0] in values.flow.equations}
+    assert (ran["mul"], ran["log"]) == (5, 3)     # each branch, at the iterations it ran
+
+
+def test_summaries_are_the_values_statistics(ip):
+    setup = """
+def h(a, k):
+    b = a * 2.
+    return b, (a > 1).astype(jnp.int32), jax.random.split(k)
+a = jnp.array([[0., 1.], [2., 3.]])
+k = jax.random.key(0)
+"""
+    values = values_of(ip, setup, "h(a, k)").values
+    rows = {r["primitive"]: r for r in values.records()}
+    b = rows["mul"]
+    expected = np.array([0., 2., 4., 6.])
+    assert b["n"] == 4 and b["zeros"] == 1 and b["nan"] == 0
+    assert np.isclose(b["mean"], expected.mean()) and np.isclose(b["std"], expected.std())
+    assert (b["min"], b["max"]) == (0.0, 6.0)
+    assert values.card is None and "all finite" in values.headline()
+    kinds = {r["kind"] for r in values.records()}
+    assert {"float", "bool", "int", "key"} <= kinds
+
+
+def test_every_equation_of_the_walk_is_a_node_of_the_graph(ip, transformer):
+    ip.user_ns["params"], ip.user_ns["x"] = transformer.make(2, d=16, t=8)
+    ip.user_ns["grad"] = jax.grad(transformer.model)
+    view = values_of(ip, "", "grad(params, x)")
+    nodes = {e: n for n in view.full.nodes.values() if n.kind == "op" for e in n.eqns}
+    eqns = view.values.flow.equations
+    assert len(eqns) == len(nodes)
+    assert all(nodes[i].primitive == e.primitive for i, e in eqns.items())
+    layers = view.values.layers()
+    assert layers and len(layers[0][1]) == 2     # `block ×2`: a row per layer
+
+
+def test_the_picture_marks_the_origin_and_its_red_edges(ip):
+    setup, *_ = TRAPS["where"]
+    view = values_of(ip, setup, "f(x)")
+    dot = view.dot()
+    assert "first NaN/Inf born here" in dot and "penwidth=3" in dot
+    assert "NaN 1" in dot and "#dc2626" in dot
+    html = view._repr_mimebundle_()["text/html"]
+    assert "first +Inf: div" in html and "double where" in html
+
+
+def test_nothing_of_the_users_changes(ip):
+    setup = """
+import jax
+@jax.jit
+def step(w, k):
+    return w * jnp.sqrt(w - 1.), jax.random.split(k)[0]
+step_d = jax.jit(step, donate_argnums=0)
+w = jnp.array([0., 2.])
+k = jax.random.key(3)
+w_before, k_before = np.asarray(w), np.asarray(jax.random.key_data(k))
+"""
+    jax.config.update("jax_debug_nans", True)
+    try:
+        view = values_of(ip, setup, "step_d(w, k)")
+        assert jax.config.jax_debug_nans is True
+    finally:
+        jax.config.update("jax_debug_nans", False)
+    assert view.values.card.primitive == "sqrt"
+    ns = ip.user_ns
+    assert not ns["w"].is_deleted()
+    np.testing.assert_array_equal(np.asarray(ns["w"]), ns["w_before"])
+    np.testing.assert_array_equal(np.asarray(jax.random.key_data(ns["k"])), ns["k_before"])
+
+
+def test_a_budget_keeps_the_origin_and_says_what_it_left_out(ip):
+    setup, *_ = TRAPS["where"]
+    ip.run_line_magic("config", "JaxMagic.values_budget = 3")
+    view = values_of(ip, setup, "f(x)")
+    assert (view.values.card.primitive, view.values.card.nan_primitive) == ("div", "mul")
+    assert view.values.flow.budget_left_out > 0
+    assert any("values_budget" in n for n in view.values.notes())
+
+
+def test_a_program_that_raises_is_a_note_not_a_traceback(ip):
+    setup = """
+from jax.experimental import checkify
+def bad(x):
+    checkify.check(x.sum() > 100, "too small")
+    return x
+x = jnp.ones(3)
+"""
+    result, cap = run(ip, setup + "\n_v = %jaxpr --values -o checkify.checkify(bad)(x)")
+    assert result.error_in_exec is None, cap.stderr
