@@ -151,7 +151,8 @@ def kind_of(aval: Any) -> str:
     return OTHER
 
 
-EMPTY = np.array([0, 0, 0, 0, 0, 0, 0, 0, np.inf, -np.inf, -1, -1], np.float32)
+# float64 on the host: the spread of a vanishing gradient (1e-26) squared stays > 0
+EMPTY = np.array([0, 0, 0, 0, 0, 0, 0, 0, np.inf, -np.inf, -1, -1], np.float64)
 
 
 def row(x: Any, full: bool = True) -> Any:
@@ -162,7 +163,7 @@ def row(x: Any, full: bool = True) -> Any:
     if kind in (KEY, OTHER) or x.size == 0:
         out = EMPTY.copy()
         out[N] = x.size if kind != OTHER else 0
-        return out if not _compat.is_tracer(x) else jnp.asarray(out)
+        return out if not _compat.is_tracer(x) else jnp.asarray(out, jnp.float32)
     if _compat.is_tracer(x):
         return _traced_row(x, kind, full)
     return _host_row(np.asarray(x), kind, full)
@@ -465,7 +466,7 @@ class Walk:
             return values, t + 1, _accumulate(acc, rows, t), \
                 jnp.where(acc_born >= 0, acc_born, jnp.where(born >= 0, t, -1.0))
 
-        acc = jnp.broadcast_to(jnp.asarray(EMPTY), rows0.shape)
+        acc = jnp.broadcast_to(jnp.asarray(EMPTY, jnp.float32), rows0.shape)
         state = ([e.value for e in init], jnp.float32(0), acc,
                  jnp.full(born0.shape, -1.0, jnp.float32))
         final, _, rows, born = jax.lax.while_loop(keep_going, step, state)
@@ -497,9 +498,9 @@ class Walk:
                 outs, sub = self.body(branches[k], [_Entry(v, e.row, e.vid) for v, e in
                                                     zip(ops, ins[1:])], frame.loops,
                                       starts[k])
-                rows = jnp.stack([sub.rows.get(v, jnp.asarray(EMPTY)) for v in all_rows]) \
+                rows = jnp.stack([sub.rows.get(v, jnp.asarray(EMPTY, jnp.float32)) for v in all_rows]) \
                     if all_rows else jnp.zeros((0, WIDTH), jnp.float32)
-                born = jnp.stack([sub.born.get(e, jnp.full(2, -1.0)) for e in all_born]) \
+                born = jnp.stack([sub.born.get(e, jnp.full(2, -1.0, jnp.float32)) for e in all_born]) \
                     if all_born else jnp.zeros((0, 2), jnp.float32)
                 return [o.value for o in outs], rows, born
             return run

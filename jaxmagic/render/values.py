@@ -221,10 +221,19 @@ class Values:
                      if self.full.clusters[c].level > 0][:2]
             if not chain:
                 continue
-            name = " › ".join(self.full.clusters[c].title for c in chain)
+            name = " › ".join(self._series_name(c) for c in chain)
             for s in self._values_of(node.eqns):
                 acc[name] = max(acc[name], s.magnitude)
         return sorted(acc.items(), key=lambda kv: -kv[1])[:n]
+
+    def _series_name(self, c: int) -> str:
+        """A group by the name the folded picture gives it: `layer ×32` for each layer."""
+        first = self.full.series.get(c, (None, 0))[0]
+        if first is None:
+            return self.full.clusters[c].title
+        count = sum(1 for f, _ in self.full.series.values() if f == first)
+        cluster = self.full.clusters[first]
+        return f"{cluster.label} ×{count}" + (" · backward" if cluster.backward else "")
 
     def layers(self) -> list[tuple[str, list[tuple[int, float, float, int]]]]:
         """Per folded series (`Block ×16`): each layer's (index, largest |x|, σ of its
