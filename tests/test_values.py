@@ -226,3 +226,21 @@ x = jnp.ones(3)
 """
     result, cap = run(ip, setup + "\n_v = %jaxpr --values -o checkify.checkify(bad)(x)")
     assert result.error_in_exec is None, cap.stderr
+
+
+def test_a_pmap_body_is_named_as_run_whole_not_given_a_cause(ip):
+    setup = """
+pf = jax.pmap(lambda v: jnp.log(v - 1.))
+xp = jnp.ones((jax.local_device_count(), 2))
+"""
+    values = values_of(ip, setup, "pf(xp)").values
+    assert "runs as one equation" in values.card.cause
+    assert any("only its outputs are summarised" in n for n in values.notes())
+
+
+def test_the_hover_repeats_every_value_summary(ip):
+    setup, *_ = TRAPS["where"]
+    view = values_of(ip, setup, "f(x)")
+    lines = view.hover_lines(view.graph)
+    div = next(n.id for n in view.graph.nodes.values() if n.primitive == "div")
+    assert any("+Inf 1" in x and "f32[3]" in x for x in lines[f"n{div}"])

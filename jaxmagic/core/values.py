@@ -76,6 +76,7 @@ class Equation:
     ins: tuple            # each input's value id, or ("literal", value)
     outs: tuple           # its outputs' value ids
     loops: tuple = ()     # the loop equations around it, outermost first
+    body: bool = False    # a body run as one equation (`shard_map`, `pmap`): not opened
     born_at: int | None = None      # the first iteration its outputs went non-finite
     nan_born_at: int | None = None  # from finite (NaN-free) inputs
 
@@ -398,7 +399,8 @@ class Walk:
         frame.born[index] = born_flags([o.row for o in outs], [e.row for e in ins])
         self.equations[index] = Equation(index, eqn.primitive.name,
                                          tuple(e.vid for e in ins),
-                                         tuple(o.vid for o in outs), frame.loops)
+                                         tuple(o.vid for o in outs), frame.loops,
+                                         bool(bodies(eqn)))
         return outs
 
     # -- loops, run as loops -------------------------------------------------------------
