@@ -473,3 +473,35 @@ def aval_of(x: Any) -> Any:
     before it)."""
     typeof = getattr(jax, "typeof", None)
     return typeof(x) if typeof is not None else jax.core.get_aval(x)
+
+
+def shard_map_axes(params: dict) -> tuple:
+    """The mesh axes a shard_map equation's body is manual over, in the mesh's order
+    (`newly_manual_axes` from 0.8, `manual_axes` before)."""
+    mesh = params.get("mesh")
+    names = params.get("newly_manual_axes", params.get("manual_axes")) or \
+        frozenset(mesh.axis_names)
+    return tuple(a for a in mesh.axis_names if a in names)
+
+
+def shard_map(f: Any, params: dict, in_specs: tuple, out_specs: tuple) -> Any:
+    """`f` mapped as a shard_map equation's body is (its mesh, manual axes and check of
+    what varies over them: its collectives were traced under it), with other specs."""
+    check = params.get("check_vma", params.get("check_rep", True))
+    return jax.shard_map(f, mesh=params["mesh"], in_specs=in_specs, out_specs=out_specs,
+                         axis_names=set(shard_map_axes(params)), check_vma=bool(check))
+
+
+def vary(x: Any, axes: tuple) -> Any:
+    """`x` inside a shard_map body, typed as varying over `axes` (`pcast` from 0.8,
+    `pvary` before): a value returned split over them must vary over them."""
+    aval = aval_of(x)
+    have = getattr(aval, "vma", None)
+    if have is None:
+        have = getattr(getattr(aval, "mat", None), "varying", frozenset())
+    missing = tuple(a for a in axes if a not in have)
+    if not missing:
+        return x
+    if hasattr(jax.lax, "pcast"):
+        return jax.lax.pcast(x, missing, to="varying")
+    return jax.lax.pvary(x, missing)

@@ -34,6 +34,7 @@ WIDTH = 12
 FLOAT, INTEGER, BOOL, KEY, OTHER = "float", "int", "bool", "key", "other"
 # primitives whose body is opened in place: `graph.build` walks their first sub-jaxpr
 _OPENED = frozenset(p for p, kind in _CALLS.items() if kind not in ("shard_map", "pmap"))
+_SHARD_MAP = "shard_map"
 
 
 @dataclass(frozen=True)
@@ -380,6 +381,8 @@ class Walk:
             values = self.while_(eqn, ins, frame, index)
         elif prim == "cond":
             values = self.cond(eqn, ins, frame, index)
+        elif prim == _SHARD_MAP and _compat.open_jaxpr(eqn.params["jaxpr"]).constvars == []:
+            values = self.shard_map(eqn, ins, frame, index)
         elif prim in _OPENED and self._opens(eqn, ins):
             return self.run(bodies(eqn)[0], ins, frame, index + 1)
         else:
@@ -475,6 +478,30 @@ class Walk:
         frame.absorb(ids["rows"], ids["born"], rows, born)
         return list(final)
 
+    def shard_map(self, eqn: Any, ins: list[_Entry], frame: _Frame, index: int) -> list:
+        """The body run by `shard_map` as it was, each device's summaries returned along
+        a leading axis split over the manual axes, then pooled into the global value's."""
+        p = eqn.params
+        _, in_specs, out_specs = _compat.shard_map_specs(p)
+        axes = _compat.shard_map_axes(p)
+        every = jax.sharding.PartitionSpec(axes)
+        ids: dict = {}
+
+        def body(*local):
+            entries = [_Entry(v, row(v, False), None) for v in local]
+            outs, sub = self.body(p["jaxpr"], entries, frame.loops, index + 1)
+            ids["rows"], ids["born"] = list(sub.rows), list(sub.born)
+            rows, born = sub.stacked()
+            return tuple(o.value for o in outs), _compat.vary(jnp.asarray(rows)[None], axes), \
+                _compat.vary(jnp.asarray(born)[None], axes)
+
+        mapped = _compat.shard_map(body, p, tuple(in_specs),
+                                   (tuple(out_specs), every, every))
+        outs, rows, born = mapped(*[e.value for e in ins])
+        frame.absorb(ids["rows"], ids["born"], over_devices(rows),
+                     jnp.stack([earliest(born[..., k]) for k in range(2)], -1))
+        return list(outs)
+
     def cond(self, eqn: Any, ins: list[_Entry], frame: _Frame, index: int) -> list:
         branches = eqn.params["branches"]
         starts = [index + 1]
@@ -527,6 +554,21 @@ def _last_uses(jaxpr: Any) -> dict[int, list]:
     for v, i in last.items():
         out.setdefault(i, []).append(v)
     return out
+
+
+def over_devices(rows: Any) -> Any:
+    """Rows of each device's block ([D, V, WIDTH]) as the global value's: pooled as a
+    loop's iterations are, each iteration the earliest any device saw."""
+    out = over_iterations(rows)
+    for col in (BAD_AT, NAN_AT):
+        out = out.at[:, col].set(earliest(rows[..., col]))
+    return out
+
+
+def earliest(at: Any) -> Any:
+    """The smallest non-negative entry along axis 0, else -1."""
+    seen = at >= 0
+    return jnp.where(seen.any(0), jnp.where(seen, at, jnp.inf).min(0), -1.0)
 
 
 def _accumulate(acc: Any, rows: Any, t: Any) -> Any:
