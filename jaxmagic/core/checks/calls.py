@@ -216,6 +216,8 @@ class Calls:
                               "(add total_repeat_length=N)")
         if mod == "jax.lax" and name in _LAX_BINARY and len(args) == 2:
             self._lax_mixed(node, name, args)
+        if q == "jax.numpy.where" and len(node.args) == 3:
+            self._where_gradient(node, ctx)
         if not self.x64:
             self._x64(node, q, name, args, kwargs)
         if q in ("jax.experimental.checkify.check",):

@@ -34,6 +34,7 @@ FAMILIES = {
     "indexing": "out-of-bounds indexing",
     "types": "types and promotion",
     "jit-args": "jit arguments",
+    "gradients": "NaN gradients",
 }
 
 RULES: dict[str, Rule] = {r.id: r for r in (
@@ -81,6 +82,10 @@ RULES: dict[str, Rule] = {r.id: r for r in (
     Rule("JX601", "jit-args", "error", "non-array argument to jit not marked static", _JIT),
     Rule("JX602", "jit-args", "error", "unhashable static argument", _JIT),
     Rule("JX603", "jit-args", "error", "jit of a method taking self", _JIT),
+    # gradients
+    Rule("JX701", "gradients", "warning",
+         "jnp.where over sqrt/log/division under grad: NaN gradient at the masked elements",
+         "https://docs.jax.dev/en/latest/faq.html#gradients-contain-nan-where-using-where"),
 )}
 
 

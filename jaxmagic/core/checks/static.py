@@ -17,7 +17,7 @@ The pieces, composed here into `Analyzer`:
     transforms.py    pre-pass: functions and the transforms applied to them
     interpreter.py   statements, expressions, scopes, function scheduling
     calls.py         calls: JAX, NumPy, builtins, methods, user functions
-    *_rules.py       one mixin per rule family (JX1xx ... JX6xx, see model.RULES)
+    *_rules.py       one mixin per rule family (JX1xx ... JX7xx, see model.RULES)
 """
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ import os
 import warnings
 
 from .calls import Calls
+from .gradient_rules import GradientRules
 from .indexing_rules import IndexingRules
 from .interpreter import Interpreter
 from .jit_arg_rules import JitArgRules
@@ -39,7 +40,7 @@ from .type_rules import TypeRules
 
 
 class Analyzer(MutationRules, TracingRules, PurityRules, IndexingRules, TypeRules,
-               JitArgRules, Calls, Transforms, Interpreter):
+               JitArgRules, GradientRules, Calls, Transforms, Interpreter):
     """The static checker: the interpreter with the pre-pass, calls and every rule family."""
 
 
