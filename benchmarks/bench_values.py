@@ -22,12 +22,12 @@ sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import jax  # noqa: E402
+from transformer import make, model  # noqa: E402
 
 from jaxmagic.core import trace as T  # noqa: E402
 from jaxmagic.core import values as V  # noqa: E402
 from jaxmagic.core.compiled.profile import flat_args  # noqa: E402
 from jaxmagic.core.target import BoundCall  # noqa: E402
-from transformer import make, model  # noqa: E402
 
 MIB = 2 ** 20
 

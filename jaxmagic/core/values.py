@@ -116,25 +116,6 @@ class Flow:
         found = self.born(nan=True)
         return found[0] if found else None
 
-    def producer(self, value: tuple) -> Equation | None:
-        return self.equations.get(value[0]) if value and value[0] >= 0 else None
-
-    def inf_source(self, eqn: Equation) -> Equation | None:
-        """Where the Inf an equation read was born, following the data back."""
-        seen = set()
-        stack = [v for v in eqn.ins if v and v[0] != "literal"]
-        while stack:
-            v = stack.pop()
-            s = self.summaries.get(v)
-            e = self.producer(v)
-            if s is None or not s.nonfinite or e is None or e.index in seen:
-                continue
-            seen.add(e.index)
-            if e.born_at is not None:
-                return e
-            stack.extend(x for x in e.ins if x and x[0] != "literal")
-        return None
-
 
 # ---- in the program: one summary row per value -------------------------------------------
 
@@ -527,9 +508,10 @@ class Walk:
                 outs, sub = self.body(branches[k], [_Entry(v, e.row, e.vid) for v, e in
                                                     zip(ops, ins[1:])], frame.loops,
                                       starts[k])
-                rows = jnp.stack([sub.rows.get(v, jnp.asarray(EMPTY, jnp.float32)) for v in all_rows]) \
+                empty, unborn = jnp.asarray(EMPTY, jnp.float32), jnp.full(2, -1.0, jnp.float32)
+                rows = jnp.stack([sub.rows.get(v, empty) for v in all_rows]) \
                     if all_rows else jnp.zeros((0, WIDTH), jnp.float32)
-                born = jnp.stack([sub.born.get(e, jnp.full(2, -1.0, jnp.float32)) for e in all_born]) \
+                born = jnp.stack([sub.born.get(e, unborn) for e in all_born]) \
                     if all_born else jnp.zeros((0, 2), jnp.float32)
                 return [o.value for o in outs], rows, born
             return run

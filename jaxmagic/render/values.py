@@ -265,8 +265,9 @@ class Values:
         first, last = rows[0][2], rows[-1][2]
         if not (first > 0 and last > 0) or 0.01 < last / first < 100:
             return ""
-        return f"σ {'grows' if last > first else 'shrinks'} ×{num(max(last / first, first / last))}" \
-            f" from layer {rows[0][0]} to {rows[-1][0]}"
+        change = "grows" if last > first else "shrinks"
+        return f"σ {change} ×{num(max(last / first, first / last))} from layer " \
+            f"{rows[0][0]} to {rows[-1][0]}"
 
     # ---- on the drawn graph ------------------------------------------------------------------
 
