@@ -20,7 +20,7 @@ from .text import visible
 
 BAD_FILL = "#fee2e2"
 TOP_GROUPS = 6
-MOST_LAYERS = 32
+MOST_LAYERS = 12     # rows of a layer table; more are sampled evenly
 # forward primitives whose derivative is infinite somewhere finite: the cause of an Inf
 # born in a backward pass at their line
 SINGULAR = {"sqrt": "sqrt where its input is 0", "log": "log where its input is 0",
@@ -237,37 +237,61 @@ class Values:
 
     def layers(self) -> list[tuple[str, list[tuple[int, float, float, int]]]]:
         """Per folded series (`Block ×16`): each layer's (index, largest |x|, σ of its
-        last value, non-finite count), in order: where activations or gradients grow or
+        output, non-finite count), in order: where activations or gradients grow or
         vanish from layer to layer."""
         members: dict[int, list[tuple[int, int]]] = defaultdict(list)
         for c, (first, i) in self.full.series.items():
             members[first].append((i, c))
-        inside: dict[int, list[Node]] = defaultdict(list)
-        for node in self._node_of.values():
+        inside: dict[int, set[int]] = defaultdict(set)
+        for node in self.full.nodes.values():
             for c in _chain(self.full, node.cluster):
-                inside[c].append(node)
+                inside[c].add(node.id)
         out = []
         for first, ms in members.items():
             rows = []
-            for i, c in sorted(ms)[:MOST_LAYERS]:
-                values = [s for node in sorted(inside[c], key=lambda n: n.eqns)
-                          for s in self._values_of(node.eqns) if s.kind == FLOAT]
-                if values:
-                    rows.append((i, max(s.magnitude for s in values), values[-1].std,
+            for i, c in sorted(ms):
+                values = [s for n in inside[c] for s in self._values_of(
+                    self.full.nodes[n].eqns) if s.kind == FLOAT]
+                output = self._output(c, inside[c])
+                if values and output is not None:
+                    rows.append((i, max(s.magnitude for s in values), output.std,
                                  sum(s.nonfinite for s in values)))
             if len(rows) > 1:
                 c = self.full.clusters[first]
                 out.append((c.label + (" · backward" if c.backward else ""), rows))
         return out
 
+    def _output(self, c: int, inside: set[int]) -> Summary | None:
+        """A layer's output: the last value leaving it for its own pass (the next layer's
+        activation; a forward layer's residuals leave for the backward pass)."""
+        backward = self.full.clusters[c].backward
+        leaving = [e.value for e in self.full.edges if e.src in inside and
+                   e.dst not in inside and e.value is not None and e.value[0] >= 0 and
+                   self.full.nodes[e.dst].backward == backward]
+        found = [s for v in sorted(leaving) if (s := self.summary(v)) is not None
+                 and s.kind == FLOAT]
+        return found[-1] if found else None
+
     def trend(self, rows) -> str:
-        """"σ grows ×1.2e3" from first to last layer, where it changes 100-fold or more."""
+        """"σ shrinks ×2.6e11 from layer 0 to 30" where it changes 100-fold or more, or
+        vanishes."""
         first, last = rows[0][2], rows[-1][2]
+        if first > 0 and last == 0:
+            gone = next(i for i, _, sd, _ in rows if sd == 0)
+            return f"σ vanishes: 0 from layer {gone}"
         if not (first > 0 and last > 0) or 0.01 < last / first < 100:
             return ""
         change = "grows" if last > first else "shrinks"
         return f"σ {change} ×{num(max(last / first, first / last))} from layer " \
             f"{rows[0][0]} to {rows[-1][0]}"
+
+    @staticmethod
+    def sampled(rows: list, most: int = MOST_LAYERS) -> list:
+        """At most `most` rows, evenly spread, the first and the last kept."""
+        if len(rows) <= most:
+            return rows
+        step = (len(rows) - 1) / (most - 1)
+        return [rows[round(k * step)] for k in range(most)]
 
     # ---- on the drawn graph ------------------------------------------------------------------
 
@@ -360,7 +384,7 @@ class Values:
             parts.append(f'<div style="font-weight:600;margin:8px 0 4px 0">{H.esc(name)} '
                          f'by layer{H.esc(" · " + trend) if trend else ""}</div>')
             parts.append(H.table([[str(i), H.esc(num(m)), H.esc(num(sd)), str(b) if b
-                                   else ""] for i, m, sd, b in rows],
+                                   else ""] for i, m, sd, b in self.sampled(rows)],
                                  ["layer", "max |x|", "σ out", "NaN/Inf"]))
         parts += [f'<div style="color:{H.MUTED};font-size:11px;margin-top:4px">{H.esc(n)}'
                   '</div>' for n in self.notes()]
