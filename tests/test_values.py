@@ -270,3 +270,25 @@ def test_the_hover_repeats_every_value_summary(ip):
     lines = view.hover_lines(view.graph)
     div = next(n.id for n in view.graph.nodes.values() if n.primitive == "div")
     assert any("+Inf 1" in x and "f32[3]" in x for x in lines[f"n{div}"])
+
+
+@pytest.mark.parametrize("scale, vanishes", [(0.05, True), (1 / 8, False)])
+def test_vanishing_activations_and_gradients_read_layer_by_layer(ip, scale, vanishes):
+    setup = f"""
+def layer(w, x):
+    return jnp.tanh(x @ w)
+def mlp(ws, x):
+    for w in ws:
+        x = layer(w, x)
+    return (x ** 2).sum()
+ws = [jax.random.normal(k, (64, 64)) * {scale} for k in jax.random.split(jax.random.key(0), 32)]
+xs = jax.random.normal(jax.random.key(1), (8, 64))
+"""
+    values = values_of(ip, setup, "jax.grad(mlp)(ws, xs)").values
+    series = dict(values.layers())
+    assert set(series) == {"layer", "layer · backward"}
+    assert len(series["layer"]) == 32
+    trends = [values.trend(rows) for rows in series.values()]
+    assert all(t.startswith("σ shrinks") for t in trends) if vanishes else trends == ["", ""]
+    html = values.side_html()
+    assert ("σ shrinks" in html) == vanishes
