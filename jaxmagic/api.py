@@ -67,6 +67,23 @@ def memory(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None =
                       overlays=["memory"])
 
 
+def values(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None = None,
+           static_argnames: Sequence[str] | str | None = None, budget: int = 20000,
+           **kwargs: Any) -> JaxprView:
+    """What flowed along every edge of `f(*args, **kwargs)`, and where the first NaN or
+    Inf was born (`%jaxpr --values`).
+
+    Runs the traced call once more on its arguments (nothing donated), equation by
+    equation, summarising each value (count, NaN/±Inf, zeros, mean, spread, range);
+    `budget` values in full, the rest by their NaN/Inf counts. The view's `.values`
+    holds the summaries, `.values.card` the origin, its cause and fix."""
+    names = [f"arg{i}" for i in range(len(args))]
+    call = BoundCall(f, args, kwargs, names, {k: k for k in kwargs},
+                     f"{getattr(f, '__name__', 'f')}(...)")
+    return trace_call(call, static_argnums=static_argnums, static_argnames=static_argnames,
+                      overlays=["values"], values_budget=budget)
+
+
 def error_card(exc: BaseException, src: str | None = None, label=None):
     """A card naming the user's failing line for an error raised by JAX, else None.
 

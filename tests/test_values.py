@@ -218,14 +218,27 @@ def test_a_budget_keeps_the_origin_and_says_what_it_left_out(ip):
 
 def test_a_program_that_raises_is_a_note_not_a_traceback(ip):
     setup = """
-from jax.experimental import checkify
-def bad(x):
-    checkify.check(x.sum() > 100, "too small")
-    return x
+import numpy as np
+def refuse(v):
+    raise ValueError("the callback refuses")
+def calls_back(x):
+    return jax.pure_callback(refuse, jax.ShapeDtypeStruct(x.shape, x.dtype), x) + 1.
 x = jnp.ones(3)
 """
-    result, cap = run(ip, setup + "\n_v = %jaxpr --values -o checkify.checkify(bad)(x)")
+    result, cap = run(ip, setup + "\n_v = %jaxpr --values -o calls_back(x)")
     assert result.error_in_exec is None, cap.stderr
+    view = ip.user_ns["_v"]
+    assert view.values is None
+    assert any(n.startswith("--values: the run raised") for n in view.notes), view.notes
+
+
+def test_the_python_api(ip):
+    import jax.numpy as jnp
+
+    import jaxmagic
+
+    view = jaxmagic.values(lambda v: jnp.log(v), jnp.array([1.0, 0.0]))
+    assert view.values.card.primitive == "log" and view.values.card.what == "−Inf"
 
 
 SHARDED = """
