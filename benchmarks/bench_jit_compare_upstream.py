@@ -66,15 +66,19 @@ def user_arrays(ns: dict) -> dict[str, np.ndarray]:
     return out
 
 
-def compare(ip, cells: list[str], call: str, stand_ins: dict) -> dict:
+def compare(ip, cells: list[str], call: str, stand_ins: dict,
+            magic: str = "jit_compare -o --budget 0.3") -> dict:
+    """`magic` (by default `%jit_compare`) run on a row's call: its result, seconds, and
+    the user's arrays it deleted or changed."""
     from IPython.utils.capture import capture_output
 
     with standing_in(stand_ins):
         run_cells(ip, cells)
     before = user_arrays(ip.user_ns)
     t0 = time.perf_counter()
+    name, _, options = magic.partition(" ")
     with time_limit(300), capture_output():
-        r = ip.run_line_magic("jit_compare", f"-o --budget 0.3 {call}")
+        r = ip.run_line_magic(name, f"{options} {call}")
     seconds = time.perf_counter() - t0
     after = user_arrays(ip.user_ns)
     changed = [k for k in before if k not in after or not np.array_equal(

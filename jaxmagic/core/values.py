@@ -93,6 +93,12 @@ class Flow:
     skipped: list[str] = field(default_factory=list)    # bodies run unsummarised, and why
     budget_left_out: int = 0       # values past the budget: only their non-finite counts
     seconds: float = 0.0
+    results: list = field(default_factory=list)       # the call's results' value ids
+
+    def reached_results(self) -> bool:
+        """Whether a NaN or Inf is in the call's results (not only made and discarded, as
+        by a `jnp.where`)."""
+        return any(s.nonfinite for v in self.results if (s := self.summaries.get(v)))
 
     def born(self, nan: bool) -> list[Equation]:
         """Equations where a NaN (`nan`) or any non-finite value was born, in the order
@@ -306,6 +312,7 @@ class Walk:
         self.equations: dict[int, Equation] = {}
         self.loops: dict[int, tuple[str, int, bool]] = {}
         self.skipped: dict[int, str] = {}
+        self.results: list = []        # the value ids of the call's results
 
     # -- values --------------------------------------------------------------------------
 
@@ -613,7 +620,8 @@ def program_of(walk: Walk, traced: Any):
         ins = [walk.record(frame, (-1, i), x) for i, x in enumerate(flat)]
         consts = [walk.record(frame, (-2, i), c) for i, c in
                   enumerate(_compat.consts_of(closed))]
-        walk.run(closed, ins, frame, 0, consts)
+        outs = walk.run(closed, ins, frame, 0, consts)
+        walk.results = [o.vid for o in outs]
         return frame.stacked(), list(frame.rows), list(frame.born)
 
     return program
@@ -630,7 +638,8 @@ def _collect(walk: Walk, row_ids: list, born_ids: list, rows: np.ndarray,
             e.nan_born_at = int(flags[1]) if flags[1] >= 0 else None
     skipped = [f"inside {prim} (equation {i}): only its outputs are summarised"
                for i, prim in sorted(walk.skipped.items())]
-    return Flow(summaries, walk.equations, walk.loops, skipped, walk.left_out, seconds)
+    return Flow(summaries, walk.equations, walk.loops, skipped, walk.left_out, seconds,
+                walk.results)
 
 
 def _summary(meta: tuple[str, str], r: np.ndarray) -> Summary:

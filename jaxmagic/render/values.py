@@ -77,11 +77,13 @@ class Card:
     nan_primitive: str = ""      # that equation's primitive (where jax_debug_nans stops)
     gradient_of: str = ""        # the forward primitive whose derivative the Inf is
     discarded: bool = False      # a jnp.where at that line discards the branch
+    reached: bool = True         # it reached the call's results (else it was discarded)
 
     def lines(self) -> list[str]:
         side = "backward pass" if self.backward else "forward pass"
         out = [f"first {self.what}: {self.primitive} at {self.where or '?'} ({side})"
-               + (f", {self.iteration}" if self.iteration else ""),
+               + (f", {self.iteration}" if self.iteration else "")
+               + ("" if self.reached else " · discarded: no result holds NaN or Inf"),
                f"  {self.source}" if self.source else "",
                f"cause: {self.cause}"]
         if self.gradient_of:
@@ -90,7 +92,12 @@ class Card:
                           "still computed, and 0 · inf = NaN" if self.discarded else ""))
         if self.first_nan:
             out.append(f"the first NaN: {self.first_nan} (where jax_debug_nans stops)")
-        out.append(f"fix: {nonfinite.DOUBLE_WHERE if self.discarded else self.fix}")
+        if self.reached:
+            out.append(f"fix: {nonfinite.DOUBLE_WHERE if self.discarded else self.fix}")
+        else:
+            out.append("nothing to fix for these results: a select (jnp.where, "
+                       "optax.join_schedules) drops it before them; under jax.grad of "
+                       f"this code the fix would be: {self.fix}")
         return [x for x in out if x]
 
 
@@ -143,7 +150,8 @@ class Values:
         at = eqn.born_at if eqn.born_at is not None else eqn.nan_born_at
         card = Card(what, eqn.primitive, node.where if node else "",
                     node.source if node else "", bool(node and node.backward), why.what,
-                    why.fix, self._iteration(eqn, at))
+                    why.fix, self._iteration(eqn, at),
+                    reached=self.flow.reached_results())
         nan = self.flow.first_nan()
         if nan is not None and nan.index != eqn.index:
             n = self._node_of.get(nan.index)
@@ -312,7 +320,9 @@ class Values:
             broken = [s for s in values if s.nonfinite]
             born = origin is not None and origin.index in n.eqns
             grouped = n.kind in ("call", "group")
-            line = "first NaN/Inf born here" if born else bad(broken[0]) if broken else ""
+            line = ("first NaN/Inf born here" + ("" if self.flow.reached_results() else
+                                                 ", discarded")) if born else \
+                bad(broken[0]) if broken else ""
             if grouped and not born:
                 top = max(s.magnitude for s in values)
                 line = "\n".join(x for x in (f"max |x| {num(top)}", line) if x)
@@ -367,9 +377,11 @@ class Values:
                     '</div>')
         lines = card.lines()
         rest = "".join(f'<div style="margin-top:3px">{H.esc(x)}</div>' for x in lines[1:])
-        return (f'<div style="border-left:4px solid {EMPHASIS};padding:6px 8px;'
-                f'margin-bottom:8px;background:#fef2f2;color:{H.INK}">'
-                f'<div style="font-weight:600;color:{EMPHASIS}">{H.esc(lines[0])}</div>'
+        # an Inf made and discarded before the results is worth knowing, not an alarm
+        ink, paper = (EMPHASIS, "#fef2f2") if card.reached else (H.WARNING, "#fffbeb")
+        return (f'<div style="border-left:4px solid {ink};padding:6px 8px;'
+                f'margin-bottom:8px;background:{paper};color:{H.INK}">'
+                f'<div style="font-weight:600;color:{ink}">{H.esc(lines[0])}</div>'
                 f'{rest}</div>')
 
     def side_html(self, g: Graph | None = None) -> str:
