@@ -188,22 +188,8 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
                                                             len(lines[c])))
     spread = {c: len(set().union(*(lines[d] for d in _within(folded, c, children)))
                      - {"", V.NO_LINE}) for c in folded.clusters}
-    budget, ratio = [layouts], [None]
-
-    def fit_(trial: set[int], lined: frozenset[int]) -> bool:
-        g = draw(trial, lined)
-        size = estimate(g)
-        if ratio[0] is None:
-            close = width_pt * 0.75 < size.width_pt < width_pt * 2
-        else:
-            close = width_pt * 0.75 < size.width_pt * ratio[0] < width_pt * 1.25
-        if measure is not None and budget[0] > 0 and close and size.ranks <= MAX_RANKS:
-            budget[0] -= 1
-            real = measure(g)
-            if real is not None:
-                ratio[0] = real.width_pt / size.width_pt
-                size = real
-        return fits(size, width_pt)
+    trials = _Trials(draw, width_pt, measure, layouts)
+    fit_ = trials.fits
 
     if first and fit_(opened | first, by_line):
         opened = opened | first
@@ -211,6 +197,7 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
     path = _path(folded, model)
     twins = _twins(folded)
     frontier = [c for p in [None, *opened] for c in children[p] if c not in opened]
+    views = [(opened, by_line)]       # the last sure view, then those opened since
     while frontier:
         ready = [c for c in frontier if not folded.clusters[c].backward
                  or not twins.get(c) or twins[c] & opened]
@@ -234,7 +221,68 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
             # equations, JAX's): one box for those, and the calls inside drawn
             opened, by_line = opened | {c}, by_line | {c}
             frontier += children[c]       # and they open in turn, while legible
-    return opened, by_line
+        if not trials.unsure:
+            views = [(opened, by_line)]
+        elif views[-1] != (opened, by_line):
+            views.append((opened, by_line))
+    return trials.last_fitting(views)
+
+
+class _Trials:
+    """Whether a trial view fits: the estimate in clear cases, a real layout (`measure`,
+    at most `layouts`) in close ones, and after a layout the estimate scaled by that
+    layout's ratio to it (the estimate's error is much the same across one graph's views:
+    an Equinox MLP's gradient is estimated at twice its real width, every view of it).
+    A ratio extrapolates, so an opening that fits only once scaled down is unsure until a
+    layout confirms it; where the final view, laid out, does not fit, the search ends on
+    the last view in its opening order that does (never coarser than one it measured
+    legible)."""
+
+    def __init__(self, draw, width_pt: float, measure, layouts: int):
+        self.draw, self.width_pt, self.measure, self.layouts = draw, width_pt, measure, layouts
+        self.ratio: float | None = None
+        self.unsure = False
+
+    def _close(self, size: Size) -> bool:
+        """Whether the estimate's error could turn the answer (see `choose`)."""
+        w = self.width_pt
+        if self.ratio is None:
+            return w * 0.75 < size.width_pt < w * 2
+        return w * 0.75 < size.width_pt * self.ratio < w * 1.25
+
+    def fits(self, trial: set[int], lined: frozenset[int]) -> bool:
+        g = self.draw(trial, lined)
+        size = estimate(g)
+        if self.measure is not None and self.layouts > 0 and self._close(size) \
+                and size.ranks <= MAX_RANKS:
+            self.layouts -= 1
+            real = self.measure(g)
+            if real is not None:
+                self.ratio = real.width_pt / size.width_pt
+                ok = fits(real, self.width_pt)
+                if ok:          # laid out as a whole: what it holds is confirmed
+                    self.unsure = False
+                return ok
+        scaled = Size(size.width_pt * (self.ratio or 1.0), size.ranks)
+        ok = fits(scaled, self.width_pt)
+        self.unsure = self.unsure or (ok and not fits(size, self.width_pt))
+        return ok
+
+    def _laid_out_fits(self, view: tuple[set[int], frozenset[int]]) -> bool:
+        real = self.measure(self.draw(*view))
+        return real is None or fits(real, self.width_pt)
+
+    def last_fitting(self, views: list) -> tuple[set[int], frozenset[int]]:
+        """The last of `views` (a sure view, then each opened since, each holding the
+        one before) that fits laid out: the last if no opening is unsure, else found by
+        bisection (a few layouts: each opening only widens the drawing)."""
+        if not self.unsure or self.measure is None or self._laid_out_fits(views[-1]):
+            return views[-1]
+        lo, hi = 0, len(views) - 1
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if self._laid_out_fits(views[mid]) else (lo, mid)
+        return views[lo]
 
 
 def _order(c: G.Cluster, model: set[int], path: set[int], twins: dict,
