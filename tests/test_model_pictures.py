@@ -552,3 +552,40 @@ def test_a_measured_layout_corrects_the_estimate_of_the_views_after_it(ip):
     assert {"MLP", "MLP · backward"} <= titles, sorted(titles)
     assert not any("text" in n and "px" in n for n in view.notes), view.notes
     assert view.graph.grouping == "equation", view.notes
+
+
+JITTED_BEFORE = """
+from flax import nnx
+class MLP(nnx.Module):
+    def __init__(self, rngs):
+        self.l1, self.l2 = nnx.Linear(4, 8, rngs=rngs), nnx.Linear(8, 2, rngs=rngs)
+    def __call__(self, x):
+        return self.l2(nnx.relu(self.l1(x)))
+net = MLP(nnx.Rngs(0))
+params = nnx.state(net, nnx.Param)
+@jax.jit
+def predict(params, model, x):
+    nnx.update(model, params)
+    return model(x)
+@jax.jit
+def loss_fn(params, model, x):
+    return (predict(params, model, x) ** 2).mean()
+x = jnp.ones((3, 4))
+loss_fn(params, net, x)          # the notebook ran it once, before the step
+@jax.jit
+def train_step(params, model, x):
+    return jax.value_and_grad(loss_fn)(params, model, x)
+"""
+
+
+def test_a_jitted_function_run_before_shows_the_model_it_calls(ip):
+    """Issue 25, optax's lookahead_mnist: `loss_accuracy` and `predict` (`@jax.jit`) had run
+    once before the step was drawn, so JAX handed their jaxprs back from its trace cache,
+    no call inside them recorded: `jit: loss_accuracy` was one closed box, taken for JAX's
+    own function, and the `CNN` never drawn. Traced afresh, the model shows."""
+    ip.run_cell(JITTED_BEFORE)
+    view = ip.run_line_magic("jaxpr", "-o train_step(params, net, x)")
+    shown = {c.title for c in view.graph.clusters.values()} | \
+        {n.title for n in view.graph.nodes.values() if n.kind == "call"}
+    assert "MLP" in shown, sorted(shown)
+    assert view.graph.grouping == "equation", view.notes
