@@ -589,3 +589,50 @@ def test_a_jitted_function_run_before_shows_the_model_it_calls(ip):
         {n.title for n in view.graph.nodes.values() if n.kind == "call"}
     assert "MLP" in shown, sorted(shown)
     assert view.graph.grouping == "equation", view.notes
+
+
+MINIBATCHES = """
+import flax.linen as nn, optax
+from flax.training import train_state
+class Net(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return nn.Dense(4)(nn.relu(nn.Dense(16)(x)))
+net = Net()
+x = jnp.ones((16, 8)); y = jnp.ones((16, 4))
+params = net.init(jax.random.key(0), x)['params']
+state = train_state.TrainState.create(apply_fn=net.apply, params=params, tx=optax.adam(1e-3))
+def loss_fn(params, apply_fn, xb, yb):
+    p = apply_fn({'params': params}, xb)
+    err = p - yb
+    mse = jnp.mean(err ** 2)
+    mae = jnp.mean(jnp.abs(err))
+    spread = jnp.std(p)
+    return mse + 0.1 * mae - 0.01 * spread
+@jax.jit
+def train_step(state, x, y):
+    loss = 0.0
+    for xb, yb in zip(jnp.split(x, 4), jnp.split(y, 4)):
+        l, grads = jax.value_and_grad(loss_fn)(state.params, state.apply_fn, xb, yb)
+        state = state.apply_gradients(grads=grads)
+        loss += l
+    return state, loss
+"""
+
+
+def test_a_minibatch_loop_opens_its_forward_model_before_the_backward(ip):
+    """Issue 25, Flax's PPO step: a Python loop over minibatches folds as
+    `loss_fn → state.apply_gradients ×4`, whose backward folds `loss_fn ×4 · backward`
+    alone; matched call by call from the top, the backward found no forward twin, counted
+    as ready, and opened down to `Dense_0 · backward` while the forward `loss_fn` and the
+    model stayed closed. A period of several calls is no call of its own: the backward
+    mirrors `loss_fn` inside it, and opens after it."""
+    ip.run_cell(MINIBATCHES)
+    view = ip.run_line_magic("jaxpr", "-o train_step(state, x, y)")
+    g = view.graph
+    titles = {c.title for c in g.clusters.values()}
+    assert {"loss_fn", "Net"} <= titles, sorted(titles)
+    forward = {c.label for c in g.clusters.values() if not c.backward}
+    for c in g.clusters.values():
+        if c.backward and c.repeat == 1:
+            assert c.label in forward, (c.title, sorted(titles))

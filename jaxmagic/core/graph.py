@@ -84,6 +84,7 @@ class Cluster:
     repeat: int = 1           # a folded series: this cluster stands for `repeat` calls
     library: bool = False     # a call into a library's functions (`optimizer.update`)
     own_call: bool = False    # a jit whose function's own recorded call it is (`jit: f`)
+    period: bool = False      # one period of a repeat of several calls (`a → b`), no call
 
 
 @dataclass
@@ -951,6 +952,7 @@ def _wrap(b: _Builder, parent: int | None, members: list[tuple[str, int]]) -> in
     level = calls[0].level
     c = b.cluster("scope", label, parent, level, backward=all(x.backward for x in calls),
                   label=label)
+    b.clusters[c].period = True
     b.order[parent].pop()                       # `cluster` appended it: placed by caller
     b.order[c] = list(members)
     for kind, i in members:

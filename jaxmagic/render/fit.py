@@ -347,10 +347,13 @@ def _model(g: G.Graph, children: dict) -> set[int]:
 
 
 def _twins(g: G.Graph) -> dict[int, set[int]]:
-    """Each backward cluster → the forward clusters it mirrors: the same calls (labels
-    without Linen's `_3` suffix: a folded series starts at its other end) from the top."""
+    """Each backward cluster → the forward clusters it mirrors: the same calls from the
+    top (labels without Linen's `_3` suffix: a folded series starts at its other end;
+    a period of several calls left out: `loss_fn → apply_gradients ×4` folds a loop whose
+    backward holds only `loss_fn ×4`, and is no call of its own)."""
     def key(c: int) -> tuple:
-        return tuple(re.sub(r"_\d+$", "", g.clusters[a].label) for a in V.ancestors(g, c))
+        return tuple(re.sub(r"_\d+$", "", g.clusters[a].label) for a in V.ancestors(g, c)
+                     if not g.clusters[a].period)
 
     forward: dict[tuple, set[int]] = defaultdict(set)
     for c in g.clusters.values():
