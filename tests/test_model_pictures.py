@@ -636,3 +636,36 @@ def test_a_minibatch_loop_opens_its_forward_model_before_the_backward(ip):
     for c in g.clusters.values():
         if c.backward and c.repeat == 1:
             assert c.label in forward, (c.title, sorted(titles))
+
+
+STAX = """
+from jax.example_libraries import stax, optimizers
+init_random_params, predict = stax.serial(
+    stax.Dense(64), stax.Relu, stax.Dense(64), stax.Relu, stax.Dense(10), stax.LogSoftmax)
+_, params = init_random_params(jax.random.key(0), (-1, 28 * 28))
+opt_init, opt_update, get_params = optimizers.momentum(0.001, mass=0.9)
+opt_state = opt_init(params)
+batch = jnp.ones((8, 28 * 28)), jnp.ones((8, 10))
+def loss(params, batch):
+    inputs, targets = batch
+    return -jnp.mean(jnp.sum(predict(params, inputs) * targets, axis=1))
+@jax.jit
+def update(i, opt_state, batch):
+    params = get_params(opt_state)
+    return opt_update(i, jax.grad(loss)(params, batch), opt_state)
+"""
+
+
+def test_a_stax_model_is_drawn_as_its_layers(ip):
+    """Issue 25, JAX's own examples (mnist_classifier, mnist_vae): a stax model is a pair
+    of functions made inside the `jax` package, whose calls are the equations, so the
+    model had no group at all (`relu ×2` loose in `loss`). Each stax layer's apply
+    function is the model's module call: `predict` (as the user calls it), its `Dense`
+    layers folded where they repeat."""
+    ip.run_cell(STAX)
+    view = ip.run_line_magic("jaxpr", "-o update(0, opt_state, batch)")
+    titles = {c.title for c in view.graph.clusters.values()} | \
+        {n.title for n in view.graph.nodes.values() if n.kind == "call"}
+    assert "predict" in titles, sorted(titles)
+    assert any(t.startswith("Dense") and "×" in t for t in titles), sorted(titles)
+    assert view.graph.grouping == "equation", view.notes
