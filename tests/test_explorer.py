@@ -318,3 +318,23 @@ def test_hover_names_a_location_the_boxes_leave_off(ip):
     ops = [r for r in w.table.values() if r["kind"] in ("sin", "cos", "mul", "add")]
     assert ops and all(r["where"] == "loss:2" for r in ops), ops
     assert not any(n.where for n in view.graph.nodes.values() if n.kind == "op")
+
+
+def test_a_group_drawn_as_one_box_beside_its_calls_starts_so_and_opens_on_a_click(ip):
+    """A call whose own equations the picture draws as one box beside its calls (the PPO
+    loss, too wide for its lines) starts so in the explorer, as the picture draws it, and
+    a click on that box shows its equations."""
+    from test_model_pictures import PPO
+
+    ip.run_cell(PPO)
+    view = ip.run_line_magic("jaxpr", "-o train_step(state, trajectories, 4, clip_param=0.1,"
+                                      " vf_coeff=0.5, entropy_coeff=0.01)")
+    assert view.graph.whole, view.text()
+    w = JaxprExplorer(view)
+    assert titles(w.exploration.graph) == titles(view.graph)
+    (c,) = view.graph.whole
+    box = next(f"n{n.id}" for n in w.exploration.graph.nodes.values()
+               if n.kind == "group" and n.cluster == c)
+    before = len(w.exploration.graph.nodes)
+    click(w, box)
+    assert len(w.exploration.graph.nodes) > before, w.status

@@ -669,3 +669,75 @@ def test_a_stax_model_is_drawn_as_its_layers(ip):
     assert "predict" in titles, sorted(titles)
     assert any(t.startswith("Dense") and "×" in t for t in titles), sorted(titles)
     assert view.graph.grouping == "equation", view.notes
+
+
+PPO = """
+import functools
+import numpy as np
+import flax.linen as nn, optax
+from flax.training import train_state
+class ActorCritic(nn.Module):       # flax examples/ppo/models.py
+    num_outputs: int
+    @nn.compact
+    def __call__(self, x):
+        x = x.astype(jnp.float32) / 255.0
+        x = nn.relu(nn.Conv(features=32, kernel_size=(8, 8), strides=(4, 4), name='conv1')(x))
+        x = nn.relu(nn.Conv(features=64, kernel_size=(4, 4), strides=(2, 2), name='conv2')(x))
+        x = nn.relu(nn.Conv(features=64, kernel_size=(3, 3), strides=(1, 1), name='conv3')(x))
+        x = x.reshape((x.shape[0], -1))
+        x = nn.relu(nn.Dense(features=512, name='hidden')(x))
+        logits = nn.Dense(features=self.num_outputs, name='logits')(x)
+        return nn.log_softmax(logits), nn.Dense(features=1, name='value')(x)
+@functools.partial(jax.jit, static_argnums=0)
+def policy_action(apply_fn, params, state):
+    return apply_fn({'params': params}, state)
+def loss_fn(params, apply_fn, minibatch, clip_param, vf_coeff, entropy_coeff):
+    states, actions, old_log_probs, returns, advantages = minibatch
+    log_probs, values = policy_action(apply_fn, params, states)
+    values = values[:, 0]
+    probs = jnp.exp(log_probs)
+    value_loss = jnp.mean(jnp.square(returns - values), axis=0)
+    entropy = jnp.sum(-probs * log_probs, axis=1).mean()
+    log_probs_act_taken = jax.vmap(lambda lp, a: lp[a])(log_probs, actions)
+    ratios = jnp.exp(log_probs_act_taken - old_log_probs)
+    advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+    pg_loss = ratios * advantages
+    clipped_loss = advantages * jax.lax.clamp(1.0 - clip_param, ratios, 1.0 + clip_param)
+    ppo_loss = -jnp.mean(jnp.minimum(pg_loss, clipped_loss), axis=0)
+    return ppo_loss + vf_coeff * value_loss - entropy_coeff * entropy
+@functools.partial(jax.jit, static_argnums=(2,))
+def train_step(state, trajectories, batch_size, *, clip_param, vf_coeff, entropy_coeff):
+    iterations = trajectories[0].shape[0] // batch_size
+    trajectories = jax.tree_util.tree_map(
+        lambda x: x.reshape((iterations, batch_size) + x.shape[1:]), trajectories)
+    loss = 0.0
+    for batch in zip(*trajectories):
+        grad_fn = jax.value_and_grad(loss_fn)
+        l, grads = grad_fn(state.params, state.apply_fn, batch, clip_param, vf_coeff,
+                           entropy_coeff)
+        loss += l
+        state = state.apply_gradients(grads=grads)
+    return state, loss
+model = ActorCritic(num_outputs=6)
+obs = np.random.RandomState(0).rand(16, 84, 84, 4).astype(np.float32)
+params = model.init(jax.random.key(0), obs[:1])['params']
+state = train_state.TrainState.create(apply_fn=model.apply, params=params,
+                                      tx=optax.adam(optax.linear_schedule(2.5e-4, 0.0, 100)))
+trajectories = (obs, np.zeros((16,), np.int32), np.zeros((16,), np.float32),
+                np.ones((16,), np.float32), np.ones((16,), np.float32))
+"""
+
+
+def test_a_loss_too_wide_for_its_lines_shows_the_model_it_calls(ip):
+    """Issue 25, Flax's PPO step: `loss_fn` (a dozen parallel lines around the model's
+    call) was too wide to open even with its equations grouped by line, so it stayed one
+    closed box and the `ActorCritic` inside never showed. Its own equations as one box
+    beside its calls, the path reaches the model."""
+    ip.run_cell(PPO)
+    view = ip.run_line_magic("jaxpr", "-o train_step(state, trajectories, 4, clip_param=0.1,"
+                                      " vf_coeff=0.5, entropy_coeff=0.01)")
+    shown = {c.title for c in view.graph.clusters.values()} | \
+        {n.title for n in view.graph.nodes.values() if n.kind == "call"}
+    assert "ActorCritic" in shown, sorted(shown)
+    assert not any("text" in n and "px" in n for n in view.notes), view.notes
+    assert view.graph.grouping == "equation", view.notes

@@ -97,6 +97,8 @@ class Graph:
     grouping: str = "equation"   # equation | line | function | phase
     # consecutive sibling calls of the same structure: member cluster → (first, index)
     series: dict[int, tuple[int, int]] = field(default_factory=dict)
+    # clusters drawn open with their own equations as one box beside their calls
+    whole: frozenset[int] = frozenset()
 
     def expandable(self) -> list[str]:
         """Names accepted by --expand: the titles of clusters drawn as single nodes."""
