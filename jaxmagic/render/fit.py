@@ -280,10 +280,10 @@ class _Trials:
     A layout speaks for the views that hold it: a trial is scaled by the ratio of the
     largest view laid out that it opens (the error differs between a graph's forward and
     backward views: 0.4 and 0.9 in a PPO step), and one that holds a view laid out too
-    wide is too wide (opening only widens). A ratio extrapolates, so an opening that fits
-    only once scaled down is unsure until a layout confirms it; where the final view, laid
-    out, does not fit, the search ends on the last view in its opening order that does
-    (never coarser than one it measured legible)."""
+    wide is too wide (opening only widens). An estimate (±15%, scaled or not) is unsure
+    until a layout confirms it: where the final view, laid out, does not fit, the search
+    ends on the last view in its opening order that does (never coarser than one it
+    measured legible), and goes on from there (`choose`)."""
 
     def __init__(self, draw, width_pt: float, measure, layouts: int):
         self.draw, self.width_pt, self.measure, self.layouts = draw, width_pt, measure, layouts
@@ -334,7 +334,7 @@ class _Trials:
                     self.unsure = False
                 return ok
         ok = fits(Size(size.width_pt * (ratio or 1.0), size.ranks), self.width_pt)
-        self.unsure = self.unsure or (ok and not fits(size, self.width_pt))
+        self.unsure = self.unsure or ok
         return ok
 
     def _laid_out_fits(self, view: tuple) -> bool:
