@@ -844,3 +844,37 @@ def test_the_automatic_view_laid_out_fits_the_width_it_was_chosen_for(ip):
         chosen = fit.choose(view.folded, view.view_of, width, view._measure)
         real = view._measure(view.view_of(*chosen))
         assert real.width_pt <= width, (width, real.width_pt)
+
+
+RANDINT = """
+from flax import nnx
+class MLP(nnx.Module):
+    def __init__(self, rngs):
+        self.l1, self.l2 = nnx.Linear(16, 32, rngs=rngs), nnx.Linear(32, 16, rngs=rngs)
+    def __call__(self, x):
+        return self.l2(nnx.relu(self.l1(x)))
+model = MLP(nnx.Rngs(0))
+data = jnp.arange(2000, dtype=jnp.float32)
+dynamic_slice_vmap = jax.vmap(jax.lax.dynamic_slice, in_axes=(None, 0, None))
+@jax.jit
+def get_batch(key):                  # optax examples/nanolm.ipynb
+    ix = jax.random.randint(key, shape=(8, 1), minval=0, maxval=len(data) - 16)
+    return dynamic_slice_vmap(data, ix, (16,))
+@nnx.jit
+def step(model, key):
+    x = get_batch(key)
+    return nnx.grad(lambda m: (m(x) ** 2).mean())(model)
+key = jax.random.key(0)
+"""
+
+
+def test_a_fold_inside_jax_own_function_does_not_make_it_the_users(ip):
+    """Issue 25, optax's nanolm: its `get_batch` calls `jax.random.randint`, whose two
+    `clip`s fold into a period `clip ×2`; a fold's period is a group of kind scope, and a
+    scope was taken for the user's, so JAX's own `jit: _randint` counted as the model and
+    opened before the model's layers. A period is no one's call."""
+    ip.run_cell(RANDINT)
+    view = ip.run_line_magic("jaxpr", "-o step(model, key)")
+    titles = {c.title for c in view.graph.clusters.values()}
+    assert "jit: _randint" not in titles and "clip ×2" not in titles, sorted(titles)
+    assert "MLP" in titles, sorted(titles)

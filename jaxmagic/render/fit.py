@@ -407,7 +407,8 @@ def _model(g: G.Graph, children: dict) -> set[int]:
     def visit(c: int) -> bool:
         below = [visit(k) for k in children[c]]
         x = g.clusters[c]
-        mine = not x.library and (x.kind == "scope" or x.own_call or any(below))
+        named = x.kind == "scope" and not x.period     # a fold's period is no one's call
+        mine = not x.library and (named or x.own_call or any(below))
         if mine:
             out.add(c)
         return mine
