@@ -104,6 +104,28 @@ def name_scope(name: str) -> Any:
     return extend_name_stack(name)
 
 
+# A jitted function the notebook already ran (`predict`, called once before the step)
+# comes back from JAX's trace cache inside a new trace, its Python body not run again, so
+# no call of the user's code in it is recorded (the model inside is one closed `jit:` box).
+# The caches are keyed by the options in `config.trace_context()`; the HLO source-file
+# canonicalisation is one of them (0.4.x to 0.12) and changes no jaxpr (it is read only
+# when lowering; this regex never matches). One constant value keeps the recording's traces
+# apart from the user's, one cache entry per function.
+_FRESH_TRACE_REGEX = r"(?!)jaxmagic"
+
+
+def fresh_traces() -> Any:
+    """A context in which jitted functions are traced again, not taken from JAX's cache."""
+    from contextlib import nullcontext
+
+    try:
+        from jax._src import config as _config
+        state = _config.hlo_source_file_canonicalization_regex
+    except (ImportError, AttributeError):
+        return nullcontext()
+    return state(_FRESH_TRACE_REGEX)
+
+
 def source_frames(eqn: Any) -> Iterator[tuple[str, int, str]]:
     """(file, line, function) of each frame outside JAX and jaxmagic that emitted `eqn`,
     innermost first, lazily (callers usually want the first of a kind)."""

@@ -258,9 +258,9 @@ def test_a_call_too_big_to_open_shows_its_lines_not_one_box():
     (cid,) = [c.id for c in folded.clusters.values() if c.title == "big"]
     wide = fit.estimate(view.view_of(V.opened_at(folded, None))).width_pt
     narrow = fit.estimate(view.view_of(V.opened_at(folded, 0))).width_pt
-    opened, by_line = fit.choose(folded, view.view_of, (wide + narrow) / 2)
+    opened, by_line, whole = fit.choose(folded, view.view_of, (wide + narrow) / 2)
     assert cid in opened and cid in by_line
-    g = view.view_of(opened, by_line)
+    g = view.view_of(opened, by_line, whole)
     groups = [n for n in g.nodes.values() if n.kind == "group"]
     assert len(groups) == 2 and all(n.cluster == cid for n in groups)
     assert {n.title[:10] for n in groups} == {"h = jnp.ta", "return jnp"}

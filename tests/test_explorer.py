@@ -389,3 +389,23 @@ def test_a_group_hovers_as_its_call_site_and_a_method_by_its_class(ip):
     search(w, f"__call__:{softmax}")
     assert w.highlight and all(w.table[k]["where"].startswith(f"Attention.__call__:{softmax}")
                                for k in w.highlight), w.status
+
+
+def test_a_group_drawn_as_one_box_beside_its_calls_starts_so_and_opens_on_a_click(ip):
+    """A call whose own equations the picture draws as one box beside its calls (the PPO
+    loss, too wide for its lines) starts so in the explorer, as the picture draws it, and
+    a click on that box shows its equations."""
+    from test_model_pictures import PPO
+
+    ip.run_cell(PPO)
+    view = ip.run_line_magic("jaxpr", "-o train_step(state, trajectories, 4, clip_param=0.1,"
+                                      " vf_coeff=0.5, entropy_coeff=0.01)")
+    assert view.graph.whole, view.text()
+    w = JaxprExplorer(view)
+    assert titles(w.exploration.graph) == titles(view.graph)
+    (c,) = view.graph.whole
+    box = next(f"n{n.id}" for n in w.exploration.graph.nodes.values()
+               if n.kind == "group" and n.cluster == c)
+    before = len(w.exploration.graph.nodes)
+    click(w, box)
+    assert len(w.exploration.graph.nodes) > before, w.status

@@ -30,6 +30,7 @@ from typing import Any, Iterator
 
 from .. import _compat
 from .errors import is_cell
+from .libraries import stax
 
 _MODULE_BASES = (("flax.nnx", "Module"), ("flax.linen", "Module"),
                  ("equinox", "Module"), ("haiku", "Module"))
@@ -230,7 +231,8 @@ class _Recorder:
     def may_scope(self, code) -> bool:
         """False for code that never starts a scope, whoever calls it."""
         return code.co_name == "__call__" or self._kind(code) == _USER or \
-            self._kind(code) == _LIBRARY and not code.co_name.startswith("__")
+            self._kind(code) == _LIBRARY and not code.co_name.startswith("__") or \
+            stax.is_layer(code)
 
     def _label(self, frame) -> tuple[str, bool] | None:
         """(label, whether it is a library call) of a call we record, else None."""
@@ -247,6 +249,10 @@ class _Recorder:
                 # a library's own module (Flax's or Haiku's) may be a wrapper
                 return type(this).__name__, library
             return None
+        if stax.is_layer(code):     # a stax layer: a model's module, named as the user's
+            caller = frame.f_back   # line calls it (`predict`), else by its layer
+            written = _written(caller) if caller and self._is_user(caller.f_code) else None
+            return written or stax.layer_name(code, frame.f_locals), False
         kind = self._kind(code)
         if kind == _USER:
             return code.co_name, False

@@ -95,6 +95,7 @@ class Cluster:
     library: bool = False     # a call into a library's functions (`optimizer.update`)
     own_call: bool = False    # a jit whose function's own recorded call it is (`jit: f`)
     site: Site = Site()       # the user's line that calls it (`where` is drawn, this isn't)
+    period: bool = False      # one period of a repeat of several calls (`a → b`), no call
 
 
 @dataclass
@@ -107,6 +108,8 @@ class Graph:
     grouping: str = "equation"   # equation | line | function | phase
     # consecutive sibling calls of the same structure: member cluster → (first, index)
     series: dict[int, tuple[int, int]] = field(default_factory=dict)
+    # clusters drawn open with their own equations as one box beside their calls
+    whole: frozenset[int] = frozenset()
 
     def expandable(self) -> list[str]:
         """Names accepted by --expand: the titles of clusters drawn as single nodes."""
@@ -998,6 +1001,7 @@ def _wrap(b: _Builder, parent: int | None, members: list[tuple[str, int]]) -> in
     c = b.cluster("scope", label, parent, level, backward=all(x.backward for x in calls),
                   label=label)
     b.clusters[c].site = calls[0].site          # a series is called where its first is
+    b.clusters[c].period = True
     b.order[parent].pop()                       # `cluster` appended it: placed by caller
     b.order[c] = list(members)
     for kind, i in members:

@@ -89,7 +89,8 @@ def _make_jaxpr(fn, args: tuple, kwargs: dict):
     """The one place a jaxpr is made: (closed jaxpr, output shapes, (wrapper calls,
     library calls))."""
     __tracebackhide__ = True
-    with calltree.recording() as rec:   # which call of which function made each equation
+    # which call of which function made each equation, inner jits' bodies included
+    with calltree.recording() as rec, _compat.fresh_traces():
         closed, out_shape = jax.make_jaxpr(fn, return_shape=True)(*args, **kwargs)
     return closed, out_shape, (frozenset(rec.wrappers), frozenset(rec.library_calls))
 

@@ -66,6 +66,8 @@ class Exploration:
                         if n.kind == "group" and n.cluster in self.opened}
         if view.group == "line":
             self.by_line = set()      # `--group line` groups every cluster by line
+        # of those, the ones whose own equations are one box: a click shows them one by one
+        self.whole = set(drawn.whole)
         self.highlight: set[int] = set()          # equation indices a search matched
         self.found: set[str] = set()              # titles of matched inputs and outputs
         self.first = (set(self.opened), set(self.by_line))     # what "reset" goes back to
@@ -175,7 +177,8 @@ class Exploration:
         return {e for n in self.folded.nodes.values() if n.cluster in inside for e in n.eqns}
 
     def _graph(self) -> G.Graph:
-        return self.view.view_of(self.opened, frozenset(self.by_line))
+        whole = frozenset(self.whole & self.by_line)
+        return self.view.view_of(self.opened, frozenset(self.by_line) - whole, whole)
 
     def snapshot(self) -> tuple:
         """What an action may change, to `restore` when its layout fails."""

@@ -155,16 +155,16 @@ def _mostly_calls(c: G.Cluster, ops: int, lines: int) -> bool:
 
 
 def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 3,
-           first: set[int] = frozenset()) -> tuple[set[int], frozenset[int]]:
-    """(clusters to open, those of them whose own equations are grouped by source line):
+           first: set[int] = frozenset()) -> tuple[set[int], frozenset[int], frozenset[int]]:
+    """(clusters to open, those of them whose own equations are grouped by source line,
+    those whose own equations are one box beside their calls):
     one at a time from the collapsed call tree, the user's model first (`_order`: the
     path to its repeated block, each open group's backward twin, the model's other
     calls, then library steps; a backward group never before its forward twin, JAX's
-    own functions never), each opened only while the drawing of `draw(opened, by_line)`
-    stays within `width_pt` and the rank budget. A call too big to open opens with the
-    call that holds nearly all its work (`_core`), or else with its equations grouped by
-    line (its calls closed, to open in turn), rather than stay one box (a repeated
-    transformer layer shows its five lines), unless they all come from one line.
+    own functions never), each opened only while the drawing of `draw(opened, by_line,
+    whole)` stays within `width_pt` and the rank budget. A call too big to open opens a
+    coarser way rather than stay one box (`_ways_to_open`: a repeated transformer layer
+    shows its five lines; a loss too wide for its lines shows the model it calls).
 
     The estimate decides clear cases; `measure(graph) -> Size | None` (a real layout)
     decides at most `layouts` close ones, where the estimate's error (measured: ±15%, up
@@ -188,53 +188,172 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
                                                             len(lines[c])))
     spread = {c: len(set().union(*(lines[d] for d in _within(folded, c, children)))
                      - {"", V.NO_LINE}) for c in folded.clusters}
-    budget, ratio = [layouts], [None]
-
-    def fit_(trial: set[int], lined: frozenset[int]) -> bool:
-        g = draw(trial, lined)
-        size = estimate(g)
-        if ratio[0] is None:
-            close = width_pt * 0.75 < size.width_pt < width_pt * 2
-        else:
-            close = width_pt * 0.75 < size.width_pt * ratio[0] < width_pt * 1.25
-        if measure is not None and budget[0] > 0 and close and size.ranks <= MAX_RANKS:
-            budget[0] -= 1
-            real = measure(g)
-            if real is not None:
-                ratio[0] = real.width_pt / size.width_pt
-                size = real
-        return fits(size, width_pt)
-
-    if first and fit_(opened | first, by_line):
-        opened = opened | first
+    trials = _Trials(draw, width_pt, measure, layouts)
+    view = (opened, by_line, frozenset())
+    if first and trials.fits(opened | first, by_line, frozenset()):
+        view = (opened | first, by_line, frozenset())
     model = _model(folded, children)
-    path = _path(folded, model)
-    twins = _twins(folded)
-    frontier = [c for p in [None, *opened] for c in children[p] if c not in opened]
+    tree = _Tree(folded, children, lines, model, _path(folded, model), _twins(folded),
+                 spread)
+    for _ in range(_SEARCHES):
+        view, kept = _search(tree, view, trials)
+        if kept:
+            break
+    return view
+
+
+_SEARCHES = 3     # a search that backed off goes on from where it landed, this many times
+
+
+@dataclass
+class _Tree:
+    """What `choose` knows of the call tree: each cluster's children and own lines, the
+    model's clusters, the path to its repeated block, each backward group's twins."""
+    g: G.Graph
+    children: dict
+    lines: dict
+    model: set[int]
+    path: set[int]
+    twins: dict
+    spread: dict
+
+    def order(self, c: int) -> tuple:
+        return _order(self.g.clusters[c], self.model, self.path, self.twins, self.spread[c])
+
+    def ready(self, c: int, opened: set[int]) -> bool:
+        """A forward group, or a backward one whose forward twin is open."""
+        twins = self.twins.get(c)
+        return not self.g.clusters[c].backward or not twins or bool(twins & opened)
+
+
+def _search(tree: _Tree, view: tuple, trials: "_Trials") -> tuple[tuple, bool]:
+    """(the last legible view opening one group at a time from `view`, whether it is the
+    last one opened): see `choose`. Where the last, laid out, does not fit (an opening
+    judged on a scaled estimate), the last view that does, found by `trials`."""
+    opened, by_line, whole = view
+    frontier = [c for p in [None, *opened] for c in tree.children[p] if c not in opened]
+    views = [view]            # the last sure view, then those opened since
     while frontier:
-        ready = [c for c in frontier if not folded.clusters[c].backward
-                 or not twins.get(c) or twins[c] & opened]
+        ready = [c for c in frontier if tree.ready(c, opened)]
         if not ready:
             break
-        c = min(ready, key=lambda c: _order(folded.clusters[c], model, path, twins,
-                                            spread[c]))
+        c = min(ready, key=tree.order)
         frontier.remove(c)
-        if _jax_own(folded.clusters[c], model):
+        if _jax_own(tree.g.clusters[c], tree.model):
             continue
-        core = _core(folded, c, children[c])
-        if fit_(opened | {c}, by_line):
-            opened = opened | {c}
-            frontier += children[c]
-        elif core is not None and fit_(opened | {c, core}, by_line):
-            opened = opened | {c, core}       # open, its helpers beside its core read
-            frontier += [k for k in children[c] if k != core] + children[core]  # narrower
-        elif (len(lines[c]) > 1 or (lines[c] <= {"", V.NO_LINE} and children[c])) \
-                and fit_(opened | {c}, by_line | {c}):
-            # by line: where there are lines to tell apart, or none at all (a pmap's own
-            # equations, JAX's): one box for those, and the calls inside drawn
-            opened, by_line = opened | {c}, by_line | {c}
-            frontier += children[c]       # and they open in turn, while legible
-    return opened, by_line
+        for *trial, after in _ways_to_open(tree, c, opened, by_line, whole):
+            if trials.fits(*trial):
+                (opened, by_line, whole), frontier = trial, frontier + after
+                break
+        if not trials.unsure:
+            views = [(opened, by_line, whole)]
+        elif views[-1] != (opened, by_line, whole):
+            views.append((opened, by_line, whole))
+    return trials.last_fitting(views)
+
+
+def _ways_to_open(tree: "_Tree", c: int, opened: set[int], by_line: frozenset[int],
+                  whole: frozenset[int]):
+    """The ways to open `c`, finest first, each as (opened, by_line, whole, the calls that
+    may open next): as it is; with the call that holds nearly all its work
+    (`_core`), its helpers beside it; with its own equations grouped by line, where there
+    are lines to tell apart or none at all (a pmap's own equations, JAX's), its calls
+    drawn; and last, where it has calls, its own equations as one box beside them (a PPO
+    loss's dozen parallel lines are wider than the cell, the model it calls is not):
+    never one closed box where its calls fit."""
+    children, lines = tree.children[c], tree.lines[c]
+    yield opened | {c}, by_line, whole, children
+    core = _core(tree.g, c, children)
+    if core is not None:
+        yield opened | {c, core}, by_line, whole, \
+            [k for k in children if k != core] + tree.children[core]
+    if len(lines) > 1 or (lines <= {"", V.NO_LINE} and children):
+        yield opened | {c}, by_line | {c}, whole, children
+    if len(lines) > 1 and children:
+        yield opened | {c}, by_line, whole | {c}, children
+
+
+class _Trials:
+    """Whether a trial view fits: the estimate in clear cases, a real layout (`measure`,
+    at most `layouts`) in close ones, and after a layout the estimate scaled by that
+    layout's ratio to it (an Equinox MLP's gradient is estimated at twice its real width).
+    A layout speaks for the views that hold it: a trial is scaled by the ratio of the
+    largest view laid out that it opens (the error differs between a graph's forward and
+    backward views: 0.4 and 0.9 in a PPO step), and one that holds a view laid out too
+    wide is too wide (opening only widens). An estimate (±15%, scaled or not) is unsure
+    until a layout confirms it: where the final view, laid out, does not fit, the search
+    ends on the last view in its opening order that does (never coarser than one it
+    measured legible), and goes on from there (`choose`)."""
+
+    def __init__(self, draw, width_pt: float, measure, layouts: int):
+        self.draw, self.width_pt, self.measure, self.layouts = draw, width_pt, measure, layouts
+        self.laid: list[tuple[tuple, float, bool]] = []     # (view, ratio, fits)
+        self.unsure = False
+
+    def _ratio(self, view: tuple) -> float | None:
+        """The ratio of the largest view laid out that `view` opens, else the last."""
+        held = [(len(v[0]), i) for i, (v, _, _) in enumerate(self.laid) if v[0] <= view[0]]
+        if held:
+            return self.laid[max(held)[1]][1]
+        return self.laid[-1][1] if self.laid else None
+
+    def _too_wide(self, view: tuple) -> bool:
+        """Whether `view` opens, no coarser, a view laid out too wide."""
+        return any(not ok and v[0] <= view[0] and view[1] <= v[1] and view[2] <= v[2]
+                   for v, _, ok in self.laid)
+
+    def _close(self, size: Size, ratio: float | None) -> bool:
+        """Whether the estimate's error could turn the answer (see `choose`)."""
+        w = self.width_pt
+        if ratio is None:
+            return w * 0.75 < size.width_pt < w * 2
+        return w * 0.75 < size.width_pt * ratio < w * 1.25
+
+    def _lay_out(self, view: tuple, g: G.Graph, size: Size) -> bool | None:
+        """Whether `view` (drawn `g`, estimated `size`) fits laid out; None: no layout."""
+        real = self.measure(g)
+        if real is None:
+            return None
+        ok = fits(real, self.width_pt)
+        self.laid.append((view, real.width_pt / (size.width_pt or 1), ok))
+        return ok
+
+    def fits(self, trial: set[int], lined: frozenset[int], whole: frozenset[int]) -> bool:
+        view = (trial, lined, whole)
+        if self._too_wide(view):
+            return False
+        g = self.draw(*view)
+        size = estimate(g)
+        ratio = self._ratio(view)
+        if self.measure is not None and self.layouts > 0 and self._close(size, ratio) \
+                and size.ranks <= MAX_RANKS:
+            self.layouts -= 1
+            ok = self._lay_out(view, g, size)
+            if ok is not None:
+                if ok:          # laid out as a whole: what it holds is confirmed
+                    self.unsure = False
+                return ok
+        ok = fits(Size(size.width_pt * (ratio or 1.0), size.ranks), self.width_pt)
+        self.unsure = self.unsure or ok
+        return ok
+
+    def _laid_out_fits(self, view: tuple) -> bool:
+        g = self.draw(*view)
+        return self._lay_out(view, g, estimate(g)) is not False
+
+    def last_fitting(self, views: list) -> tuple[tuple, bool]:
+        """(the last of `views` (a sure view, then each opened since, each holding the
+        one before) that fits laid out, whether it is the last): the last if no opening
+        is unsure, else found by bisection (a few layouts: each opening only widens the
+        drawing)."""
+        if not self.unsure or self.measure is None or self._laid_out_fits(views[-1]):
+            return views[-1], True
+        lo, hi = 0, len(views) - 1
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if self._laid_out_fits(views[mid]) else (lo, mid)
+        self.unsure = False
+        return views[lo], False
 
 
 def _order(c: G.Cluster, model: set[int], path: set[int], twins: dict,
@@ -288,7 +407,8 @@ def _model(g: G.Graph, children: dict) -> set[int]:
     def visit(c: int) -> bool:
         below = [visit(k) for k in children[c]]
         x = g.clusters[c]
-        mine = not x.library and (x.kind == "scope" or x.own_call or any(below))
+        named = x.kind == "scope" and not x.period     # a fold's period is no one's call
+        mine = not x.library and (named or x.own_call or any(below))
         if mine:
             out.add(c)
         return mine
@@ -299,10 +419,13 @@ def _model(g: G.Graph, children: dict) -> set[int]:
 
 
 def _twins(g: G.Graph) -> dict[int, set[int]]:
-    """Each backward cluster → the forward clusters it mirrors: the same calls (labels
-    without Linen's `_3` suffix: a folded series starts at its other end) from the top."""
+    """Each backward cluster → the forward clusters it mirrors: the same calls from the
+    top (labels without Linen's `_3` suffix: a folded series starts at its other end;
+    a period of several calls left out: `loss_fn → apply_gradients ×4` folds a loop whose
+    backward holds only `loss_fn ×4`, and is no call of its own)."""
     def key(c: int) -> tuple:
-        return tuple(re.sub(r"_\d+$", "", g.clusters[a].label) for a in V.ancestors(g, c))
+        return tuple(re.sub(r"_\d+$", "", g.clusters[a].label) for a in V.ancestors(g, c)
+                     if not g.clusters[a].period)
 
     forward: dict[tuple, set[int]] = defaultdict(set)
     for c in g.clusters.values():

@@ -168,16 +168,20 @@ class JaxprView:
         return V.records(V.lanes(V.fold(self.full)))
 
     def view_of(self, opened: set[int], by_line: frozenset[int] = frozenset(),
-              by: str | None = None) -> G.Graph:
+                whole: frozenset[int] = frozenset(), by: str | None = None) -> G.Graph:
         """The folded graph with `opened` clusters drawn open (those in `by_line` with
-        their own equations grouped by source line), coarsened `by` function or phase.
+        their own equations grouped by source line, those in `whole` as one box beside
+        their calls), coarsened `by` function or phase.
         Coarsening comes before the drawing's touches (stubs, quieted locations), so
         groups are named by the locations the touches hide."""
         g = V.collapse(self.folded, opened=opened)
         if self.group == "line":
             g = V.coarsen(g, "line")
-        elif by_line:
-            g = V.coarsen(g, "line", within=set(by_line))
+        else:
+            if by_line:
+                g = V.coarsen(g, "line", within=set(by_line))
+            if whole:
+                g = V.coarsen(g, "function", within=set(whole))
         if by is not None:
             g = V.coarsen(g, by)
         g = V.quiet_where(V.residuals(V.unroot(g)))
@@ -185,9 +189,12 @@ class JaxprView:
         # resharded edges) draws every argument's edge of its own
         marked = any(getattr(r, "marks_inputs", False) for r in self._results)
         crowded = crowded_ends(g, many=None if marked else 3)
-        return V.pack(V.stubs(g, packed=crowded), crowded)
+        g = V.pack(V.stubs(g, packed=crowded), crowded)
+        g.whole = frozenset(whole) if self.group != "line" and by is None else frozenset()
+        return g
 
-    def _choose(self, width_pt: float, layouts: int = 3) -> tuple[set[int], frozenset[int]]:
+    def _choose(self, width_pt: float, layouts: int = 3) -> tuple[set[int], frozenset[int],
+                                                                  frozenset[int]]:
         """The automatic depth within `width_pt`, laying out at most `layouts` trials."""
         return fit.choose(self.folded, self.view_of, width_pt, self._measure, layouts,
                           first=self._focus_groups)
@@ -235,8 +242,9 @@ class JaxprView:
             auto = self._choose(fit.max_width_pt())
             named = opened_at(self.folded, -1, self.expand, self.lines) | \
                 self._focus_groups
-            if not named <= auto[0] or named & auto[1] or not lines <= auto[1]:
-                g = self.view_of(auto[0] | named, (auto[1] - named) | lines)
+            if not named <= auto[0] or named & (auto[1] | auto[2]) or not lines <= auto[1]:
+                g = self.view_of(auto[0] | named, (auto[1] - named) | lines,
+                                 auto[2] - named - lines)
                 if self.expand or self.lines or fit.estimate(g).ranks <= fit.MAX_RANKS:
                     yield g, None
         auto = auto or self._choose(fit.max_width_pt())
