@@ -276,7 +276,7 @@ xp = jnp.ones((jax.local_device_count(), 2))
     if _compat.PMAP_IS_SHARD_MAP:
         assert values.card.primitive == "log" and values.card.cause == "log of 0"
     else:       # JAX 0.7's xla_pmap: its body runs whole, and the card says so
-        assert "runs as one equation" in values.card.cause
+        assert "did not summarise in full" in values.card.cause
         assert any("only its outputs are summarised" in n for n in values.notes())
 
 
@@ -326,3 +326,14 @@ c = jnp.float32(0.)
     assert not any(x.startswith("fix:") for x in card.lines())
     setup, *_ = TRAPS["where"]
     assert values_of(ip, setup, "f(x)").values.card.reached     # the NaN gradient is kept
+
+
+def test_a_compiled_body_past_its_budget_stands_as_one_equation(ip, monkeypatch):
+    from jaxmagic.core import values as V
+
+    monkeypatch.setattr(V, "COMPILED_BUDGET", 2)
+    card = values_of(ip, SCAN, "f(c0, xs)").values.card
+    assert (card.primitive, card.where.split(" (")[0]) == ("scan", "f:6")
+    assert "did not summarise in full" in card.cause
+    values = values_of(ip, SCAN, "f(c0, xs)").values
+    assert any("values not summarised" in n for n in values.notes())

@@ -148,9 +148,10 @@ RULES: dict[str, Callable] = {
 def cause(flow: Flow, eqn: Equation) -> Cause:
     """Why `eqn` made a non-finite value from finite inputs."""
     if eqn.body:
-        return Cause(f"inside {eqn.primitive}, whose body --values runs as one equation",
-                     f"run %jaxpr --values on the function {eqn.primitive} wraps, with "
-                     "one shard's inputs")
+        return Cause(f"inside {eqn.primitive}, whose inside --values did not summarise "
+                     "in full (see the notes)",
+                     f"run %jaxpr --values on the function {eqn.primitive} runs, with "
+                     "one shard's (one iteration's) inputs")
     ins = [s for s in inputs(flow, eqn) if s is not None]
     outs = [flow.summaries[v] for v in eqn.outs if v in flow.summaries]
     out = next((s for s in outs if s.nonfinite), outs[0] if outs else None)

@@ -35,6 +35,7 @@ FLOAT, INTEGER, BOOL, KEY, OTHER = "float", "int", "bool", "key", "other"
 # primitives whose body is opened in place: `graph.build` walks their first sub-jaxpr
 _OPENED = frozenset(p for p, kind in _CALLS.items() if kind not in ("shard_map", "pmap"))
 _SHARD_MAP = "shard_map"
+COMPILED_BUDGET = 300
 
 
 @dataclass(frozen=True)
@@ -182,6 +183,9 @@ def _add(a, b):
 def _traced_row(x: Any, kind: str, full: bool) -> Any:
     """One variadic reduction (XLA makes it one kernel): counts, the sums of the finite
     elements shifted by the first (a one-pass spread that keeps its digits), the range."""
+    # the barrier: XLA would fold the reduction of a value made of constants at compile
+    # time, seconds each for a broadcast of a large constant
+    x = jax.lax.optimization_barrier(x)
     x = (jnp.abs(x) if jnp.iscomplexobj(x) else x).astype(jnp.float32).ravel()
     ok = jnp.isfinite(x)
     shift = jnp.where(ok[0], x[0], 0.0)
@@ -232,7 +236,7 @@ def born_flags(out_rows: list, in_rows: list) -> Any:
     """[born, nan born] for one equation: an output non-finite (holding NaN) while no
     input is (holds NaN); 0 where born, -1 where not (an iteration, once in a loop)."""
     xp = jnp if any(_compat.is_tracer(r) for r in out_rows + in_rows) else np
-    if not out_rows:
+    if not out_rows or any(r is None for r in out_rows + in_rows):   # one not summarised
         return xp.asarray([-1.0, -1.0], np.float32)
     outs = xp.stack(out_rows)
     ins = xp.stack(in_rows) if in_rows else xp.full((1, WIDTH), -1.0, np.float32)
@@ -313,6 +317,22 @@ class Walk:
         self.loops: dict[int, tuple[str, int, bool]] = {}
         self.skipped: dict[int, str] = {}
         self.results: list = []        # the value ids of the call's results
+        # a compiled body (a loop, a shard_map) summarises at most this many values: XLA
+        # compiles a kernel for each, about 10 ms apiece on a CPU
+        self.compiled_budget = COMPILED_BUDGET
+        self.body_index: int | None = None         # the outermost compiled body running
+        self.in_program: set = set()               # the values it summarises
+        self.capped: dict[int, set] = {}           # those it left out, by body
+
+    def row_of(self, x: Any, key: Any, full: bool = True) -> Any:
+        """`row(x)`, or None for a value inside a compiled body past its budget."""
+        if _compat.is_tracer(x) and self.body_index is not None and key not in \
+                self.in_program:
+            if len(self.in_program) >= self.compiled_budget:
+                self.capped.setdefault(self.body_index, set()).add(key)
+                return None
+            self.in_program.add(key)
+        return row(x, full)
 
     # -- values --------------------------------------------------------------------------
 
@@ -326,8 +346,9 @@ class Walk:
         if vid not in frame.rows:
             self.full += full
             self.left_out += not full
-        r = row(x, full) if aval is not None else EMPTY.copy()
-        frame.rows[vid] = r
+        r = self.row_of(x, vid, full) if aval is not None else EMPTY.copy()
+        if r is not None:
+            frame.rows[vid] = r
         return _Entry(x, r, vid)
 
     def read(self, atom: Any, env: dict) -> _Entry:
@@ -363,20 +384,31 @@ class Walk:
 
     def equation(self, eqn: Any, ins: list[_Entry], frame: _Frame, index: int) -> list:
         prim = eqn.primitive.name
-        if prim == "scan":
-            values = self.scan(eqn, ins, frame, index)
-        elif prim == "while":
-            values = self.while_(eqn, ins, frame, index)
-        elif prim == "cond":
-            values = self.cond(eqn, ins, frame, index)
-        elif prim == _SHARD_MAP and _compat.open_jaxpr(eqn.params["jaxpr"]).constvars == []:
-            values = self.shard_map(eqn, ins, frame, index)
-        elif prim in _OPENED and self._opens(eqn, ins):
+        compiled = {"scan": self.scan, "while": self.while_, "cond": self.cond}.get(prim)
+        if prim == _SHARD_MAP and _compat.open_jaxpr(eqn.params["jaxpr"]).constvars == []:
+            compiled = self.shard_map
+        if compiled is not None:
+            return self.compiled(compiled, eqn, ins, frame, index)
+        if prim in _OPENED and self._opens(eqn, ins):
             return self.run(bodies(eqn)[0], ins, frame, index + 1)
-        else:
-            if bodies(eqn):
-                self.skipped[index] = prim
-            values = _compat.bind_equation(eqn, [e.value for e in ins])
+        if bodies(eqn):
+            self.skipped[index] = prim
+        values = _compat.bind_equation(eqn, [e.value for e in ins])
+        return self.leaf(eqn, ins, values, frame, index)
+
+    def compiled(self, run: Any, eqn: Any, ins: list[_Entry], frame: _Frame,
+                 index: int) -> list[_Entry]:
+        """A body run as one compiled loop or shard_map; where it could not summarise
+        every value inside (its budget), it stands as one equation for the origin."""
+        outer = self.body_index is None
+        if outer:
+            self.body_index, self.in_program = index, set()
+        try:
+            values = run(eqn, ins, frame, index)
+        finally:
+            if outer:
+                self.body_index = None
+        if outer and index in self.capped:
             return self.leaf(eqn, ins, values, frame, index)
         return [self.record(frame, (index, k), x) for k, x in enumerate(values)]
 
@@ -411,7 +443,8 @@ class Walk:
         ids: dict = {}
 
         def step(c, x):
-            entries = consts + [_Entry(v, row(v, False), None) for v in list(c) + list(x)]
+            entries = consts + [_Entry(v, self.row_of(v, ("in", index, k), False), None)
+                                for k, v in enumerate(list(c) + list(x))]
             outs, sub = self.body(p["jaxpr"], entries, loops, index + 1)
             ids["rows"], ids["born"] = list(sub.rows), list(sub.born)
             rows, born = sub.stacked()
@@ -441,7 +474,8 @@ class Walk:
         ids: dict = {}
 
         def run_body(carry):
-            entries = bconsts + [_Entry(v, row(v, False), None) for v in carry]
+            entries = bconsts + [_Entry(v, self.row_of(v, ("in", start, k), False), None)
+                                 for k, v in enumerate(carry)]
             outs, sub = self.body(p["body_jaxpr"], entries, loops, start)
             ids["rows"], ids["born"] = list(sub.rows), list(sub.born)
             return [o.value for o in outs], sub.stacked()
@@ -449,7 +483,8 @@ class Walk:
         _, (rows0, born0) = jax.eval_shape(run_body, [e.value for e in init])
 
         def keep_going(state):
-            entries = cconsts + [_Entry(v, row(v, False), None) for v in state[0]]
+            entries = cconsts + [_Entry(v, self.row_of(v, ("in", index, k), False), None)
+                                 for k, v in enumerate(state[0])]
             out, _ = self.body(p["cond_jaxpr"], entries, loops, index + 1)
             return out[0].value
 
@@ -476,7 +511,8 @@ class Walk:
         ids: dict = {}
 
         def body(*local):
-            entries = [_Entry(v, row(v, False), None) for v in local]
+            entries = [_Entry(v, self.row_of(v, ("in", index, k), False), None)
+                       for k, v in enumerate(local)]
             outs, sub = self.body(p["jaxpr"], entries, frame.loops, index + 1)
             ids["rows"], ids["born"] = list(sub.rows), list(sub.born)
             rows, born = sub.stacked()
@@ -638,6 +674,10 @@ def _collect(walk: Walk, row_ids: list, born_ids: list, rows: np.ndarray,
             e.nan_born_at = int(flags[1]) if flags[1] >= 0 else None
     skipped = [f"inside {prim} (equation {i}): only its outputs are summarised"
                for i, prim in sorted(walk.skipped.items())]
+    skipped += [f"inside {walk.equations[i].primitive} (equation {i}): {len(left)} values "
+                f"not summarised (a compiled body summarises at most "
+                f"{walk.compiled_budget}: XLA compiles a kernel for each)"
+                for i, left in sorted(walk.capped.items()) if i in walk.equations]
     return Flow(summaries, walk.equations, walk.loops, skipped, walk.left_out, seconds,
                 walk.results)
 

@@ -142,7 +142,7 @@ class Values:
         eqn = self.flow.origin()
         if eqn is None:
             return None
-        node = self._node_of.get(eqn.index)
+        node = self._node_of.get(eqn.index) or self._body_of(eqn)
         outs = [s for v in eqn.outs if (s := self.summary(v)) is not None]
         what = "NaN" if any(s.nan for s in outs) else \
             ("+Inf" if any(s.pinf for s in outs) else "−Inf")
@@ -163,6 +163,17 @@ class Values:
         else:
             card.nan_primitive = eqn.primitive if what == "NaN" else ""
         return card
+
+    def _body_of(self, eqn: Equation):
+        """The group a body run as one equation is drawn as (a scan, a shard_map): the
+        nearest around the first equation inside it."""
+        inside = [e for e in self._node_of if e > eqn.index]
+        if not inside:
+            return None
+        chain = _chain(self.full, self._node_of[min(inside)].cluster)[::-1]
+        kind = {"xla_pmap": "pmap"}.get(eqn.primitive, eqn.primitive)
+        return next((self.full.clusters[c] for c in chain
+                     if self.full.clusters[c].kind == kind), None)
 
     def _gradient(self, card: Card, eqn: Equation, nan: Node | None) -> None:
         """An Inf that becomes a NaN in the backward pass, born at a line whose forward
