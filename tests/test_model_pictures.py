@@ -631,7 +631,10 @@ def test_a_minibatch_loop_opens_its_forward_model_before_the_backward(ip):
     view = ip.run_line_magic("jaxpr", "-o train_step(state, x, y)")
     g = view.graph
     titles = {c.title for c in g.clusters.values()}
-    assert {"loss_fn", "Net"} <= titles, sorted(titles)
+    # the model is drawn in the forward loss: open where it fits (JAX 0.10), else a box
+    # (0.12 draws optax's bias correction as a group of its own: Net open is 6.4 px)
+    boxes = {n.title for n in g.nodes.values() if n.kind == "call"}
+    assert "loss_fn" in titles and "Net" in titles | boxes, sorted(titles)
     forward = {c.label for c in g.clusters.values() if not c.backward}
     for c in g.clusters.values():
         if c.backward and c.repeat == 1:

@@ -110,6 +110,7 @@ class Graph:
     series: dict[int, tuple[int, int]] = field(default_factory=dict)
     # clusters drawn open with their own equations as one box beside their calls
     whole: frozenset[int] = frozenset()
+    by_line: frozenset[int] = frozenset()   # the open groups drawn with their lines grouped
 
     def expandable(self) -> list[str]:
         """Names accepted by --expand: the titles of clusters drawn as single nodes."""

@@ -62,8 +62,10 @@ class Exploration:
         if drawn.grouping in ("equation", "line") or not drawn.clusters:
             self.opened |= {c for c in drawn.clusters if c in self.folded.clusters}
         # else the static picture coarsened past its budgets: start from the top
-        self.by_line = {n.cluster for n in drawn.nodes.values()
-                        if n.kind == "group" and n.cluster in self.opened}
+        # the groups drawn with their lines grouped: as the picture chose them, else as
+        # its group boxes show them
+        self.by_line = set(drawn.by_line) | {n.cluster for n in drawn.nodes.values()
+                                             if n.kind == "group" and n.cluster in self.opened}
         if view.group == "line":
             self.by_line = set()      # `--group line` groups every cluster by line
         # of those, the ones whose own equations are one box: a click shows them one by one

@@ -191,6 +191,7 @@ class JaxprView:
         crowded = crowded_ends(g, many=None if marked else 3)
         g = V.pack(V.stubs(g, packed=crowded), crowded)
         g.whole = frozenset(whole) if self.group != "line" and by is None else frozenset()
+        g.by_line = frozenset(by_line) if self.group != "line" and by is None else frozenset()
         return g
 
     def _choose(self, width_pt: float, layouts: int = 3) -> tuple[set[int], frozenset[int],
