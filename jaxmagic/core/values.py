@@ -521,7 +521,8 @@ class Walk:
 
         mapped = _compat.shard_map(body, p, tuple(in_specs),
                                    (tuple(out_specs), every, every))
-        outs, rows, born = mapped(*[e.value for e in ins])
+        # compiled: called as it is, shard_map would run its body op by op on each device
+        outs, rows, born = jax.jit(mapped)(*[e.value for e in ins])
         frame.absorb(ids["rows"], ids["born"], over_devices(rows),
                      jnp.stack([earliest(born[..., k]) for k in range(2)], -1))
         return list(outs)
