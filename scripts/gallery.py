@@ -6,8 +6,9 @@
 Each notebook (default: examples/00_tour.ipynb, the tour of every magic;
 08_real_models.ipynb, every magic on Flax, Equinox, Optax and Haiku code; 09_model_graphs,
 graphs of real models; 10_profile, where the time goes; 11_sharding, where the data lives
-and moves; 12_memory, where the memory goes) runs in a real kernel, becomes nbconvert
-HTML, and opens in Debian's headless Chromium with JavaScript off;
+and moves; 12_memory, where the memory goes; 13_values, what flows and where a NaN is
+born) runs in a real kernel, becomes nbconvert HTML, and opens in Debian's headless
+Chromium with JavaScript off;
 every cell that shows a jaxmagic output is photographed, input and output together, as
 docs/gallery/<notebook>-<cell>-<magic>-<theme>.png.  docs/gallery/README.md lists them.
 Uses the same code as the browser tests (tests/notebook_support.py).
@@ -49,7 +50,8 @@ def main(argv=None) -> int:
                              ROOT / "examples" / "09_model_graphs.ipynb",
                              ROOT / "examples" / "10_profile.ipynb",
                              ROOT / "examples" / "11_sharding.ipynb",
-                             ROOT / "examples" / "12_memory.ipynb"])
+                             ROOT / "examples" / "12_memory.ipynb",
+                             ROOT / "examples" / "13_values.ipynb"])
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "gallery")
     ap.add_argument("--themes", nargs="+", default=["light", "dark"])
     ap.add_argument("--width", type=int, default=900)
