@@ -514,3 +514,22 @@ def test_a_library_from_a_pth_folder_is_grouped_as_in_site_packages(tmp_path):
         assert file.startswith(str(libs)) == (where == "pth"), file
         out[where] = labels
     assert out["pth"] == out["site-packages"] == "['einops.rearrange', 'patches']", out
+
+
+def test_a_cprofile_running_around_the_magic_keeps_running(ip):
+    """A user profiling their notebook with cProfile: the call tree's recording used to
+    hand `sys.setprofile` the profiler object back, which raised TypeError (Python 3.11);
+    the profiler must run on after `%jaxpr`, recording what follows."""
+    import cProfile
+    import sys
+
+    profile = cProfile.Profile()
+    profile.enable()
+    try:
+        view = ip.run_line_magic("jaxpr", "-o jnp.sin(jnp.ones(3))")
+        after = sys.getprofile()
+    finally:
+        profile.disable()
+    assert view.num_equations >= 1
+    if not hasattr(sys, "monitoring"):     # 3.12+ records through sys.monitoring instead
+        assert after is profile

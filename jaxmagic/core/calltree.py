@@ -425,6 +425,18 @@ def recording() -> Iterator["_Recorder"]:
             try:
                 yield rec
             finally:
-                sys.setprofile(previous)
+                _restore_profile(previous)
     finally:
         rec.close()
+
+
+def _restore_profile(previous) -> None:
+    """The profiler that was running before the recording, again: a Python function, or
+    a C profiler (`cProfile.Profile`, whose `sys.getprofile()` is the profiler object,
+    not a function: it installs itself again with `enable()`)."""
+    if previous is None or callable(previous):
+        sys.setprofile(previous)
+    elif hasattr(previous, "enable"):
+        previous.enable()
+    else:
+        sys.setprofile(None)
