@@ -5,8 +5,9 @@ them) and its held-out steps (`upstream_heldout.py`: Haiku, Equinox, Optax, NNX,
 pmap), each built in a real IPython shell and run once by `%jaxpr --values`. A train step
 on its own example data is finite: any NaN/Inf card is a false alarm unless the step's
 own eager run (jax_debug_nans) agrees. Per row: the values summarised, the origin found
-(none, or one made and discarded before the results), the largest |x| and its group, the layers read, seconds, and the user's
-arrays deleted or changed (each step donates its state: must be 0).
+(none, or one made and discarded before the results), the largest |x| and its group, the
+layers read, seconds, and the user's arrays deleted or changed (each step donates its
+state: must be 0).
 
     PYTHONPATH=$PWD python benchmarks/bench_values_upstream.py [--mirrors /work/.mirror]
 """

@@ -5,8 +5,8 @@
 Each magic is a thin front to a public function that returns a view object
 (`_repr_mimebundle_`, `.text()`), usable without IPython.
 """
-_API = ("trace", "profile", "memory", "values", "compare_jit", "check_source", "explain", "devices_info",
-        "sharding_view", "sharding_plan")
+_API = ("trace", "profile", "memory", "values", "compare_jit", "check_source", "explain",
+        "devices_info", "sharding_view", "sharding_plan")
 
 
 def __getattr__(name):
@@ -17,8 +17,8 @@ def __getattr__(name):
     raise AttributeError(f"module 'jaxmagic' has no attribute {name!r}")
 
 
-__all__ = ["trace", "profile", "memory", "values", "compare_jit", "check_source", "explain", "devices_info",
-           "sharding_view", "sharding_plan", "load_ipython_extension",
+__all__ = ["trace", "profile", "memory", "values", "compare_jit", "check_source", "explain",
+           "devices_info", "sharding_view", "sharding_plan", "load_ipython_extension",
            "unload_ipython_extension"]
 __version__ = "0.1.0"
 
