@@ -33,11 +33,33 @@ COLLECTIVES = frozenset({
 NO_DATA = frozenset({"pvary", "pbroadcast", "pcast", "axis_index"})
 
 # Nested-jaxpr kinds, by primitive name, in JAX 0.7 to 0.12.
-_CALLS = {"pjit": "jit", "jit": "jit", "closed_call": "call", "core_call": "call",
+CALLS = {"pjit": "jit", "jit": "jit", "closed_call": "call", "core_call": "call",
           "custom_jvp_call": "custom_jvp", "custom_vjp_call": "custom_vjp",
           "custom_vjp_call_jaxpr": "custom_vjp", "remat2": "remat", "checkpoint": "remat",
           "remat": "remat", "shard_map": "shard_map", "custom_lin": "custom_lin",
           "linear_call": "linear_call", "xla_pmap": "pmap", "xla_call": "jit"}
+
+
+def _jaxpr_params(eqn: Any) -> list:
+    """An equation's parameters that hold jaxprs (a jaxpr, or a tuple of them)."""
+    return [v for v in eqn.params.values() if isinstance(v, _compat.JAXPR_TYPES)
+            or (isinstance(v, tuple) and v and isinstance(v[0], _compat.JAXPR_TYPES))]
+
+
+def bodies(eqn: Any) -> list:
+    """The sub-jaxprs `build` walks inside `eqn`, in its order; the walk order numbers
+    equations (`Node.eqns`), so anything joined to them by index (`--values`) walks
+    these too: a scan's body, a cond's branches, a while's cond then body, a call's
+    first jaxpr."""
+    p, prim = eqn.params, eqn.primitive.name
+    if prim == "scan":
+        return [p["jaxpr"]]
+    if prim == "cond":
+        return list(p["branches"])
+    if prim == "while":
+        return [p["cond_jaxpr"], p["body_jaxpr"]]
+    subs = _jaxpr_params(eqn)
+    return subs[:1] if subs and isinstance(subs[0], _compat.JAXPR_TYPES) else []
 
 
 class Site(NamedTuple):
@@ -406,17 +428,15 @@ class _Builder:
         self.num_equations += 1
         prim = eqn.primitive.name
         site = _where(eqn)
-        kind = _CALLS.get(prim)
-        subs = [(k, v) for k, v in eqn.params.items()
-                if isinstance(v, _compat.JAXPR_TYPES)
-                or (isinstance(v, tuple) and v and isinstance(v[0], _compat.JAXPR_TYPES))]
+        kind = CALLS.get(prim)
+        subs = bodies(eqn)
         loop = {"scan": self.scan, "cond": self.cond, "while": self.while_}.get(prim)
         if loop is not None:
             loop(eqn, env, parent, level, site)
             for k, v in enumerate(eqn.outvars):     # its own values, not its body's
                 env[("value", v)] = (index, k)
             return
-        if kind or subs:
+        if kind or _jaxpr_params(eqn):
             return self.call(eqn, kind or prim, env, parent, level, site, subs)
         lits = [a for a in eqn.invars if _compat.is_literal(a)]
         title = _compat.user_primitive_name(prim) + (
@@ -475,7 +495,7 @@ class _Builder:
 
     def call(self, eqn, kind, env, parent, level, site, subs) -> None:
         p = eqn.params
-        name = p.get("name") or _func_name(subs[0][1] if subs else None)
+        name = p.get("name") or _func_name(subs[0] if subs else None)
         title = f"{kind}: {name}" if name else kind
         detail: tuple[str, ...] = ()
         if kind == "shard_map":
@@ -484,7 +504,7 @@ class _Builder:
             detail = ("mesh " + " ".join(f"{k}={v}" for k, v in dict(shape).items()),
                       "in " + _short(_specs(ins), 48), "out " + _short(_specs(outs), 48))
             title = "shard_map"
-        sub = subs[0][1] if subs else None
+        sub = subs[0] if subs else None
         if sub is None:
             return
         c = self.cluster(kind, title, parent, level + 1, detail, site,

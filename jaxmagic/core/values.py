@@ -26,14 +26,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _compat
-from .graph import _CALLS
+from .graph import CALLS, bodies
 
 # the fields of a summary row
 N, NAN, PINF, NINF, ZERO, FINITE, SUM, M2, MIN, MAX, BAD_AT, NAN_AT = range(12)
 WIDTH = 12
 FLOAT, INTEGER, BOOL, KEY, OTHER = "float", "int", "bool", "key", "other"
 # primitives whose body is opened in place: `graph.build` walks their first sub-jaxpr
-_OPENED = frozenset(p for p, kind in _CALLS.items() if kind not in ("shard_map", "pmap"))
+_OPENED = frozenset(p for p, kind in CALLS.items() if kind not in ("shard_map", "pmap"))
 _SHARD_MAP = "shard_map"
 COMPILED_BUDGET = 300
 
@@ -247,23 +247,6 @@ def born_flags(out_rows: list, in_rows: list) -> Any:
 
 
 # ---- the walk: the jaxpr evaluated again, summarising as it goes -------------------------
-
-def bodies(eqn: Any) -> list:
-    """The sub-jaxprs `graph.build` walks inside `eqn`, in its order: its numbering of
-    equations counts theirs."""
-    p, prim = eqn.params, eqn.primitive.name
-    if prim == "scan":
-        return [p["jaxpr"]]
-    if prim == "cond":
-        return list(p["branches"])
-    if prim == "while":
-        return [p["cond_jaxpr"], p["body_jaxpr"]]
-    subs = [v for v in p.values() if isinstance(v, _compat.JAXPR_TYPES)
-            or (isinstance(v, tuple) and v and isinstance(v[0], _compat.JAXPR_TYPES))]
-    if (_CALLS.get(prim) or subs) and subs and isinstance(subs[0], _compat.JAXPR_TYPES):
-        return [subs[0]]
-    return []
-
 
 def size(eqn: Any) -> int:
     """Equations `graph.build` numbers for `eqn`: itself and those of its bodies."""
