@@ -49,6 +49,12 @@ def inputs(flow: Flow, eqn: Equation) -> list[Summary]:
 # ---- the rules: (inputs, output) → the cause, or None -------------------------------------
 
 EPS = "an eps: jnp.maximum(x, 1e-12), or x + 1e-12"
+# forward primitives whose derivative is infinite somewhere finite: what an Inf born at
+# their line in a gradient is the derivative of
+SINGULAR = {"sqrt": "sqrt where its input is 0", "log": "log where its input is 0",
+            "pow": "a power below 1 where its base is 0", "rsqrt": "rsqrt at 0",
+            "div": "a division where the denominator is 0", "acos": "acos at ±1",
+            "asin": "asin at ±1", "atanh": "atanh at ±1", "cbrt": "cbrt at 0"}
 DOUBLE_WHERE = ("if a jnp.where discards this branch, make its input safe too (the "
                 "double where): safe = jnp.where(ok, x, 1.0); jnp.where(ok, f(safe), 0.)")
 

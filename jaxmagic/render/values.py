@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ..core import nonfinite
-from ..core.graph import Graph, Node
+from ..core.graph import CALLS, Graph, Node
 from ..core.values import BOOL, FLOAT, INTEGER, KEY, Equation, Flow, Summary
 from . import html as H
 from .costs import EMPHASIS, _chain, _columns
@@ -21,12 +21,7 @@ from .text import visible
 BAD_FILL = "#fee2e2"
 TOP_GROUPS = 6
 MOST_LAYERS = 12     # rows of a layer table; more are sampled evenly
-# forward primitives whose derivative is infinite somewhere finite: the cause of an Inf
-# born in a backward pass at their line
-SINGULAR = {"sqrt": "sqrt where its input is 0", "log": "log where its input is 0",
-            "pow": "a power below 1 where its base is 0", "rsqrt": "rsqrt at 0",
-            "div": "a division where the denominator is 0", "acos": "acos at ±1",
-            "asin": "asin at ±1", "atanh": "atanh at ±1", "cbrt": "cbrt at 0"}
+
 
 
 def num(x: float) -> str:
@@ -171,7 +166,7 @@ class Values:
         if not inside:
             return None
         chain = _chain(self.full, self._node_of[min(inside)].cluster)[::-1]
-        kind = {"xla_pmap": "pmap"}.get(eqn.primitive, eqn.primitive)
+        kind = CALLS.get(eqn.primitive, eqn.primitive)
         return next((self.full.clusters[c] for c in chain
                      if self.full.clusters[c].kind == kind), None)
 
@@ -185,9 +180,9 @@ class Values:
             return
         forward = [n for n in self._node_of.values() if not n.backward
                    and self._line(n) == line]
-        singular = [n.primitive for n in forward if n.primitive in SINGULAR]
+        singular = [n.primitive for n in forward if n.primitive in nonfinite.SINGULAR]
         if singular:
-            card.gradient_of = f"{SINGULAR[singular[0]]} ({line})"
+            card.gradient_of = f"{nonfinite.SINGULAR[singular[0]]} ({line})"
             card.discarded = any(n.primitive == "select_n" for n in forward)
 
     def _line(self, n: Node) -> str:
