@@ -14,6 +14,7 @@ import pytest
 from conftest import run
 
 import jaxmagic
+from jaxmagic import overlays
 
 SETUP = """
 import jax, jax.numpy as jnp, numpy as np, optax, equinox as eqx
@@ -62,8 +63,10 @@ FORMS = {
     "jit inside Python": "outer_step(a, a)",
 }
 
-MAGICS = ["%jaxpr", "%jaxpr --cost", "%jaxpr --profile", "%jaxpr --sharding",
-          "%jaxpr --memory", "%jit_compare --budget 0.1"]
+# `%jaxpr` plain and with every registered overlay (--cost, --profile, --sharding,
+# --memory, --values: each one added is swept too), and %jit_compare
+MAGICS = ["%jaxpr"] + [f"%jaxpr {flag.option}" for flag in overlays.flags()] + \
+    ["%jit_compare --budget 0.1"]
 
 
 @pytest.fixture
