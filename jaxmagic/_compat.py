@@ -471,8 +471,13 @@ HLO_FRAME_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames"
 # ---- %jaxpr --values (core/values.py) ------------------------------------------------------
 
 def bind_equation(eqn: Any, values: list) -> list:
-    """Run one equation on `values` as `jax.core.eval_jaxpr` does: a list of outputs."""
-    found = eqn.primitive.get_bind_params(eqn.params)
+    """Run one equation on `values` as `jax.core.eval_jaxpr` does: a list of outputs.
+    Nothing is donated: run on its own, outside the user's jit, an equation that donates
+    (a `jax.pmap`'s `xla_pmap` on JAX 0.7, a nested jit) would delete the user's arrays."""
+    params = eqn.params
+    if any(params.get("donated_invars", ())):
+        params = {**params, "donated_invars": (False,) * len(params["donated_invars"])}
+    found = eqn.primitive.get_bind_params(params)
     subfuns, params = found if isinstance(found, tuple) else ((), found)   # 0.7–0.9
     out = eqn.primitive.bind(*subfuns, *values, **params)
     return list(out) if eqn.primitive.multiple_results else [out]
