@@ -86,17 +86,26 @@ def compare(ip, cells: list[str], call: str, stand_ins: dict,
     return {"r": r, "s": seconds, "arrays": len(before), "changed": changed}
 
 
-def table(ip, rows: list, examples: str, mirrors: Path, stand_ins: dict) -> bool:
-    print(f"{'train step':<26} {'verdict':<8} {'rounding':>8} {'rel diff':>9} {'arrays':>6}"
-          f" {'lost':>4} {'s':>5}  hint")
-    ok = True
+def measured(ip, rows: list, examples: str, mirrors: Path, stand_ins: dict,
+             magic: str = "jit_compare -o --budget 0.3"):
+    """(title, `compare`'s dict) for each row built as its example builds it, `magic` run
+    on its call; a row that fails prints why and yields nothing, the next one runs."""
     for title, setup, call, _blocks, notebook in rows:
         forget(examples)
         cells = (notebook.sources(mirrors) if notebook else []) + [setup]
         try:
-            got = compare(ip, cells, call, stand_ins)
+            yield title, compare(ip, cells, call, stand_ins, magic)
         except Exception as e:  # noqa: BLE001 - the row shows it, the next one runs
             print(f"{title:<26} failed: {type(e).__name__}: {str(e)[:140]}")
+            yield title, None
+
+
+def table(ip, rows: list, examples: str, mirrors: Path, stand_ins: dict) -> bool:
+    print(f"{'train step':<26} {'verdict':<8} {'rounding':>8} {'rel diff':>9} {'arrays':>6}"
+          f" {'lost':>4} {'s':>5}  hint")
+    ok = True
+    for title, got in measured(ip, rows, examples, mirrors, stand_ins):
+        if got is None:
             ok = False
             continue
         r = got["r"]

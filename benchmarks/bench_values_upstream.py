@@ -18,8 +18,8 @@ import os
 import sys
 from pathlib import Path
 
-from bench_jit_compare_upstream import compare
-from bench_upstream import MODELS, extract, forget, io_stand_ins, shell
+from bench_jit_compare_upstream import measured
+from bench_upstream import MODELS, extract, io_stand_ins, shell
 from upstream_heldout import HELD_OUT
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
@@ -29,13 +29,8 @@ def table(ip, rows: list, examples: str, mirrors: Path, stand_ins: dict) -> bool
     print(f"{'train step':<26} {'values':>6} {'origin':<18} {'max |x| (group)':<34} "
           f"{'layers':>6} {'lost':>4} {'s':>5}")
     ok = True
-    for title, setup, call, _blocks, notebook in rows:
-        forget(examples)
-        cells = (notebook.sources(mirrors) if notebook else []) + [setup]
-        try:
-            got = compare(ip, cells, call, stand_ins, magic="jaxpr --values -o")
-        except Exception as e:  # noqa: BLE001 - the row shows it, the next one runs
-            print(f"{title:<26} failed: {type(e).__name__}: {str(e)[:140]}")
+    for title, got in measured(ip, rows, examples, mirrors, stand_ins, "jaxpr --values -o"):
+        if got is None:
             ok = False
             continue
         values = got["r"].values
