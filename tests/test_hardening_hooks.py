@@ -126,6 +126,32 @@ def test_ctrl_c_during_layout(ip, tangled, engine, default_sigint):
     assert r.success and "data:image/svg+xml" in cap.outputs[0].data["text/html"]
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_ctrl_c_swallowed_by_a_finalizer_still_stops_the_wait(default_sigint):
+    """CI on 0.7.2: the SIGINT's KeyboardInterrupt was raised inside a WeakSet callback the
+    garbage collector ran, printed as "Exception ignored" and dropped, and the layout went
+    on to its budget. Here the signal arrives inside a `__del__` the wait's own poll runs."""
+    class SendsCtrlC:
+        def __del__(self):
+            os.kill(os.getpid(), signal.SIGINT)     # the handler runs here, in __del__
+            for _ in range(1000):                   # bytecodes for it to be delivered on
+                pass
+
+    polls = []
+
+    def poll():
+        polls.append(1)
+        if len(polls) == 5:
+            SendsCtrlC()            # dropped at once: its KeyboardInterrupt is swallowed
+        return None
+
+    t0 = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        layout._wait(poll, timeout=10)
+    assert time.perf_counter() - t0 < 2
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler   # restored
+
+
 @pytest.mark.parametrize("engine", ["dot", "wasm"])
 def test_layout_stops_at_its_budget(tangled, engine):
     """Past `layout_timeout` the layout is abandoned (dot killed, wasm trapped) and a
