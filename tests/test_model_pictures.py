@@ -849,6 +849,90 @@ def test_the_automatic_view_laid_out_fits_the_width_it_was_chosen_for(ip):
         assert real.width_pt <= width, (width, real.width_pt)
 
 
+LM1B = """
+import optax
+import flax.linen as nn
+from flax.training import train_state
+class EncoderDecoder1DBlock(nn.Module):
+    @nn.compact
+    def __call__(self, x, mask, deterministic=False):
+        y = nn.LayerNorm()(x)
+        y = nn.MultiHeadDotProductAttention(num_heads=2, qkv_features=16, dropout_rate=0.1,
+                             deterministic=deterministic)(y, mask=mask)
+        x = x + nn.Dropout(rate=0.1)(y, deterministic=deterministic)
+        z = nn.LayerNorm()(x)
+        z = nn.Dense(32)(z)
+        z = nn.Dropout(rate=0.1)(nn.relu(z), deterministic=deterministic)
+        return x + nn.Dense(16)(z)
+class Decoder(nn.Module):
+    @nn.compact
+    def __call__(self, inputs, mask, deterministic=False):
+        y = nn.Embed(64, 16, name='Embed_0')(inputs)
+        y = y + self.param('pos', nn.initializers.normal(0.02), (1, 16, 16))
+        y = nn.Dropout(rate=0.1)(y, deterministic=deterministic)
+        for lyr in range(4):
+            y = EncoderDecoder1DBlock(name=f'encoderdecoderblock_{lyr}')(y, mask, deterministic)
+        y = nn.LayerNorm(name='encoderdecoder_norm')(y)
+        return nn.Dense(64, name='logitdense')(y)
+class TransformerLM(nn.Module):
+    @nn.compact
+    def __call__(self, inputs, deterministic=False):
+        mask = nn.combine_masks(nn.make_attention_mask(inputs > 0, inputs > 0),
+                                nn.make_causal_mask(inputs))
+        return Decoder(name='decoder')(inputs, mask, deterministic)
+def compute_weighted_cross_entropy(logits, targets, weights):
+    onehot = jax.nn.one_hot(targets, logits.shape[-1])
+    loss = -jnp.sum(onehot * nn.log_softmax(logits), axis=-1)
+    return (loss * weights).sum(), weights.sum()
+def compute_metrics(logits, labels, weights):
+    loss, norm = compute_weighted_cross_entropy(logits, labels, weights)
+    acc = (jnp.argmax(logits, -1) == labels) * weights
+    return {'loss': loss, 'accuracy': acc.sum(), 'denominator': norm}
+def learning_rate_fn(step):
+    return 0.1 * jnp.minimum(1.0, step / 100) * jax.lax.rsqrt(jnp.maximum(step, 100.0))
+@jax.jit
+def train_step(state, batch, dropout_rng):
+    inputs = batch['inputs']
+    weights = jnp.where(inputs > 0, 1, 0).astype(jnp.float32)
+    dropout_rng = jax.random.fold_in(dropout_rng, state.step)
+    def loss_fn(params):
+        logits = model.apply({'params': params}, inputs, rngs={'dropout': dropout_rng})
+        loss, weight_sum = compute_weighted_cross_entropy(logits, inputs, weights)
+        return loss / weight_sum, logits
+    (_, logits), grads = jax.value_and_grad(loss_fn, has_aux=True)(state.params)
+    new_state = state.apply_gradients(grads=grads)
+    metrics = compute_metrics(logits, inputs, weights)
+    metrics['learning_rate'] = learning_rate_fn(state.step)
+    return new_state, metrics
+model = TransformerLM()
+batch = {'inputs': jnp.ones((2, 16), jnp.int32)}
+params = model.init({'params': jax.random.key(0), 'dropout': jax.random.key(1)},
+                    batch['inputs'], deterministic=True)['params']
+state = train_state.TrainState.create(apply_fn=model.apply, params=params,
+    tx=optax.adamw(learning_rate_fn, b1=0.9, b2=0.98, eps=1e-9, weight_decay=0.1))
+"""
+
+
+def test_the_calls_around_the_path_make_room_for_its_next_group(ip):
+    """Issue 25, Flax's lm1b step as `train_and_evaluate` builds it: `TransformerLM` opened
+    with its mask's two `gt`s drawn one by one, and then `decoder`, the path to
+    `encoderdecoderblock ×4`, no longer fit (the picture stopped at `decoder`). Where the
+    next group on the path fits only with the calls around it drawing their own equations
+    as one box, it opens that way: at a width between the two, the block is drawn."""
+    from jaxmagic.render import fit
+
+    ip.run_cell(LM1B)
+    view = ip.run_line_magic("jaxpr", "-o train_step(state, batch, jax.random.key(1))")
+    named = {c.title: c.id for c in view.folded.clusters.values()}
+    lm, decoder = named["TransformerLM"], named["decoder"]
+    around = set(V.ancestors(view.folded, decoder)) | set(V.opened_at(view.folded, 0))
+    as_is = view._measure(view.view_of(around)).width_pt
+    room = view._measure(view.view_of(around, whole=frozenset({lm}))).width_pt
+    assert room < as_is, (room, as_is)          # the two `gt`s side by side take width
+    chosen = fit.choose(view.folded, view.view_of, (room + as_is) / 2, view._measure)
+    assert decoder in chosen[0] and lm in chosen[2], chosen
+
+
 RANDINT = """
 from flax import nnx
 class MLP(nnx.Module):

@@ -193,7 +193,7 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
     if first and trials.fits(opened | first, by_line, frozenset()):
         view = (opened | first, by_line, frozenset())
     model = _model(folded, children)
-    tree = _Tree(folded, children, lines, model, _path(folded, model), _twins(folded),
+    tree = _Tree(folded, children, lines, own, model, _path(folded, model), _twins(folded),
                  spread)
     for _ in range(_SEARCHES):
         view, kept = _search(tree, view, trials)
@@ -207,11 +207,13 @@ _SEARCHES = 3     # a search that backed off goes on from where it landed, this 
 
 @dataclass
 class _Tree:
-    """What `choose` knows of the call tree: each cluster's children and own lines, the
-    model's clusters, the path to its repeated block, each backward group's twins."""
+    """What `choose` knows of the call tree: each cluster's children, own lines and own
+    equations' count, the model's clusters, the path to its repeated block, each
+    backward group's twins."""
     g: G.Graph
     children: dict
     lines: dict
+    own: dict
     model: set[int]
     path: set[int]
     twins: dict
@@ -258,9 +260,11 @@ def _ways_to_open(tree: "_Tree", c: int, opened: set[int], by_line: frozenset[in
     may open next): as it is; with the call that holds nearly all its work
     (`_core`), its helpers beside it; with its own equations grouped by line, where there
     are lines to tell apart or none at all (a pmap's own equations, JAX's), its calls
-    drawn; and last, where it has calls, its own equations as one box beside them (a PPO
-    loss's dozen parallel lines are wider than the cell, the model it calls is not):
-    never one closed box where its calls fit."""
+    drawn; where it has calls, its own equations as one box beside them (a PPO
+    loss's dozen parallel lines are wider than the cell, the model it calls is not);
+    and last, on the path to the model's block, with the calls around it drawing their
+    own equations as one box (`_room`: lm1b's `TransformerLM` and its mask's `gt`s
+    around `decoder`): never one closed box where its calls fit."""
     children, lines = tree.children[c], tree.lines[c]
     yield opened | {c}, by_line, whole, children
     core = _core(tree.g, c, children)
@@ -271,6 +275,20 @@ def _ways_to_open(tree: "_Tree", c: int, opened: set[int], by_line: frozenset[in
         yield opened | {c}, by_line | {c}, whole, children
     if len(lines) > 1 and children:
         yield opened | {c}, by_line, whole | {c}, children
+    if c in tree.path:      # the path's own equations make room: a mask's two `gt`s
+        room = _room(tree, c, opened, by_line, whole)
+        if room:
+            yield opened | {c}, by_line, whole | room, children
+
+
+def _room(tree: "_Tree", c: int, opened: set[int], by_line: frozenset[int],
+          whole: frozenset[int]) -> frozenset[int]:
+    """The open calls of the user's code or model around `c` (not the outermost, the
+    traced function itself; not a fold) whose own equations (at least two) are drawn one by one: as one
+    box beside their calls they leave the path's next group room to open."""
+    return frozenset(a for a in V.ancestors(tree.g, c)[1:-1] if a in opened and
+                     tree.g.clusters[a].kind == "scope" and not tree.g.clusters[a].period
+                     and a not in by_line and a not in whole and tree.own[a] >= 2)
 
 
 class _Trials:
