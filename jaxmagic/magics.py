@@ -99,7 +99,7 @@ def widget_frontend(shell) -> str | None:
 
 
 def _static_command(args, expr: str, cell: str | None) -> str:
-    """The `%jaxpr` line with the user's options but `--depth`/`--expand`/`--lines`,
+    """The `%jaxpr` line with the user's options but `--depth`/`--expand`/`--lines`/`--box`,
     whose place `{options}` the explorer fills with the view it shows."""
     given = [("--rankdir", args.rankdir if args.rankdir != "TB" else None),
              ("--group", args.group if args.group != "call" else None),
@@ -219,6 +219,9 @@ class JaxMagic(Magics):
     @argument("--lines", action="append", default=[], metavar="NAME",
               help="expand the nested jaxprs NAME names as --expand does, their equations "
               "grouped by source line (repeatable; 'copy as magic' writes it)")
+    @argument("--box", action="append", default=[], metavar="NAME",
+              help="expand the nested jaxprs NAME names as --expand does, their own "
+              "equations one box beside their calls (repeatable; 'copy as magic' writes it)")
     @argument("--format", choices=["svg", "text", "dot"], default="svg",
               help="what to show (default: the graph)")
     @argument("--rankdir", choices=["TB", "LR"], default="TB", help="graph direction")
@@ -258,7 +261,8 @@ class JaxMagic(Magics):
             view = api.trace_call(
                 call, static_argnums=_argnums(args.static_argnums),
                 static_argnames=_argnames(args.static_argnames), stage=args.stage,
-                depth=depth, expand=args.expand, lines=args.lines, rankdir=args.rankdir,
+                depth=depth, expand=args.expand, lines=args.lines, boxes=args.box,
+                rankdir=args.rankdir,
                 group=args.group,
                 max_nodes=self.max_nodes, layout_timeout=self.layout_timeout,
                 renderer=self.renderer, png=self.png,

@@ -409,3 +409,20 @@ def test_a_group_drawn_as_one_box_beside_its_calls_starts_so_and_opens_on_a_clic
     before = len(w.exploration.graph.nodes)
     click(w, box)
     assert len(w.exploration.graph.nodes) > before, w.status
+
+
+def test_copied_magic_draws_a_group_drawn_as_one_box_as_one_box(ip):
+    """The PPO loss, its own equations one box beside its calls: the copied line named it
+    `--lines`, which redraws those equations a box per line (a wider picture than the
+    one copied). `--box` draws it as the explorer shows it."""
+    from test_model_pictures import PPO
+
+    ip.run_cell(PPO)
+    call = "train_step(state, trajectories, 4, clip_param=0.1, vf_coeff=0.5, entropy_coeff=0.01)"
+    view = ip.run_line_magic("jaxpr", "-o " + call)
+    assert view.graph.whole, view.text()
+    w = JaxprExplorer(view, "%jaxpr {options} " + call)
+    assert "--box '=" in w.magic and w.caveat == "", (w.magic, w.caveat)
+    static = ip.run_line_magic("jaxpr", "-o " + w.magic[len("%jaxpr "):])
+    assert static.graph.whole == view.graph.whole
+    assert titles(static.graph) == titles(view.graph), w.magic

@@ -197,10 +197,11 @@ class Exploration:
     # ---- the static options that redraw this view ----------------------------------
 
     def options(self) -> tuple[str, str]:
-        """(`--depth N --expand '=PATH' --lines '=PATH' …`, how its redraw differs from
-        this view): the deepest level opened whole, then the other open groups by their
-        exact paths (the deepest ones: those around them open with them), and those whose
-        equations are grouped by line."""
+        """(`--depth N --expand '=PATH' --lines '=PATH' --box '=PATH' …`, how its redraw
+        differs from this view): the deepest level opened whole, then the other open
+        groups by their exact paths (the deepest ones: those around them open with them),
+        those whose equations are grouped by line, and those whose own equations are one
+        box."""
         clusters = self.folded.clusters
         levels = sorted({c.level for c in clusters.values()})
         depth = 0
@@ -209,7 +210,8 @@ class Exploration:
                 depth = lv
             else:
                 break
-        lines = sorted(c for c in self.by_line if c in self.opened)
+        boxes = sorted(c for c in self.whole & self.by_line if c in self.opened)
+        lines = sorted(c for c in self.by_line if c in self.opened and c not in boxes)
         if levels and depth == levels[-1]:
             expand, depth_text = [], "all"
         else:
@@ -217,14 +219,14 @@ class Exploration:
             expand = [c for c in sorted(rest) if c not in self.by_line and not any(
                 clusters[o].parent == c for o in rest)]
             depth_text = str(depth)
-        path = lambda c: shlex.quote("=" + J.group_path(self.folded, c))  # noqa: E731
-        parts = [f"--depth {depth_text}"] + [f"--expand {path(c)}" for c in expand] + [
-            f"--lines {path(c)}" for c in lines]
-        names = ["=" + J.group_path(self.folded, c) for c in expand]
-        line_names = ["=" + J.group_path(self.folded, c) for c in lines]
-        redrawn = J.opened_at(self.folded, None if depth_text == "all" else depth, names,
-                              line_names)
-        grouped = J.named_groups(self.folded, line_names)
+        path = lambda c: "=" + J.group_path(self.folded, c)  # noqa: E731
+        parts = [f"--depth {depth_text}"] + [
+            f"--{flag} {shlex.quote(path(c))}" for flag, cs in
+            (("expand", expand), ("lines", lines), ("box", boxes)) for c in cs]
+        redrawn = J.opened_at(self.folded, None if depth_text == "all" else depth,
+                              [path(c) for c in expand], [path(c) for c in lines],
+                              [path(c) for c in boxes])
+        grouped = J.named_groups(self.folded, [path(c) for c in lines + boxes])
         caveats = []
         if redrawn != self.opened:
             caveats.append("opens other groups: " + ", ".join(sorted(

@@ -86,11 +86,11 @@ def named_groups(g: G.Graph, names: Iterable[str]) -> set[int]:
 
 
 def opened_at(g: G.Graph, depth: int | None, expand: Iterable[str] = (),
-              lines: Iterable[str] = ()) -> set[int]:
-    """The groups drawn open at `depth` (None: all, -1: none) and those `expand` and
-    `lines` name, with every group around them."""
+              lines: Iterable[str] = (), boxes: Iterable[str] = ()) -> set[int]:
+    """The groups drawn open at `depth` (None: all, -1: none) and those `expand`,
+    `lines` and `boxes` name, with every group around them."""
     opened = V.opened_at(g, depth)
-    for c in named_groups(g, [*expand, *lines]):
+    for c in named_groups(g, [*expand, *lines, *boxes]):
         opened.update(V.ancestors(g, c))
     return opened
 
@@ -101,7 +101,7 @@ class JaxprView:
     def __init__(self, graph: G.Graph, *, func_name: str = "f", stage: str = "jaxpr",
                  stage_text: str | None = None, depth: int | str | None = "auto",
                  expand: Iterable[str] = (), lines: Iterable[str] = (),
-                 rankdir: str = "TB", max_nodes: int = 400,
+                 boxes: Iterable[str] = (), rankdir: str = "TB", max_nodes: int = 400,
                  layout_timeout: float = 10.0, renderer: str = "auto", png: bool = True,
                  group: str = "call", overlays: dict[str, Any] | None = None):
         self.full = graph
@@ -115,6 +115,7 @@ class JaxprView:
         self.depth = depth_of(depth)
         self.expand = tuple(expand)
         self.lines = tuple(lines)    # groups drawn open with their equations grouped by line
+        self.boxes = tuple(boxes)    # groups drawn open with their own equations one box
         self.rankdir = rankdir
         self.max_nodes = max_nodes
         self.layout_timeout = layout_timeout
@@ -153,7 +154,7 @@ class JaxprView:
             overlays[name] = changes.pop(name)
         opts = dict(func_name=self.func_name, stage=self.stage, stage_text=self.stage_text,
                     depth=self.depth, expand=self.expand, lines=self.lines,
-                    rankdir=self.rankdir,
+                    boxes=self.boxes, rankdir=self.rankdir,
                     max_nodes=self.max_nodes, layout_timeout=self.layout_timeout,
                     renderer=self.renderer, png=self.png, group=self.group,
                     overlays=overlays)
@@ -231,22 +232,25 @@ class JaxprView:
         automatic view with a tighter width budget when the real layout came out wider."""
         auto = None
         lines = frozenset(named_groups(self.folded, self.lines))
+        boxes = frozenset(named_groups(self.folded, self.boxes)) - lines
+        asked = self.expand or self.lines or self.boxes
         if self.depth != "auto":
-            yield self.view_of(opened_at(self.folded, self.depth, self.expand, self.lines),
-                             lines), None
-        elif self.expand or self.lines or self._focus_groups:
+            yield self.view_of(opened_at(self.folded, self.depth, self.expand, self.lines,
+                                         self.boxes), lines, boxes), None
+        elif asked or self._focus_groups:
             # the automatic depth (the groups holding a collective opened first where
             # they fit), and open too: the calls named, the groups holding a collective,
             # with their equations one by one, not grouped by line (a coarser level
             # follows when that does not stay legible or runs past the ranks a reader
             # can follow)
             auto = self._choose(fit.max_width_pt())
-            named = opened_at(self.folded, -1, self.expand, self.lines) | \
+            named = opened_at(self.folded, -1, self.expand, self.lines, self.boxes) | \
                 self._focus_groups
-            if not named <= auto[0] or named & (auto[1] | auto[2]) or not lines <= auto[1]:
+            if not named <= auto[0] or named & (auto[1] | auto[2]) or not lines <= auto[1] \
+                    or not boxes <= auto[2]:
                 g = self.view_of(auto[0] | named, (auto[1] - named) | lines,
-                                 auto[2] - named - lines)
-                if self.expand or self.lines or fit.estimate(g).ranks <= fit.MAX_RANKS:
+                                 (auto[2] - named - lines) | boxes)
+                if asked or fit.estimate(g).ranks <= fit.MAX_RANKS:
                     yield g, None
         auto = auto or self._choose(fit.max_width_pt())
         yield self.view_of(*auto), self._auto
@@ -303,8 +307,8 @@ class JaxprView:
                     d = self.layout_of(dot, self.layout_timeout, self.png)
                     small = _text_px(d.svg)
                 if small < fit.MIN_TEXT_PX and g.grouping != "phase":
-                    # `--expand`, `--lines`: drawn as asked
-                    named = (self.expand or self.lines) and retry is None
+                    # `--expand`, `--lines`, `--box`: drawn as asked
+                    named = (self.expand or self.lines or self.boxes) and retry is None
                     coarser = self.depth == "auto" and not named or retry is None and \
                         g.grouping != "equation" and not self.lines
                     notes.append(f"text {small:.1f} px at {fit.CELL_PX} px wide"
