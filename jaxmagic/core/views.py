@@ -206,9 +206,10 @@ def lanes(g: Graph, longest: int = 12) -> Graph:
     alias: dict[int, int] = {}
     copies: dict[int, int] = {}
     for ops in groups.values():
+        scan = _Scan(ops, succ, reach)
         i = 0
         while i < len(ops):
-            p, n = _run(ops, i, longest, succ, reach)
+            p, n = scan.run(i, longest)
             for k in range(1, n):
                 alias.update((m.id, f.id) for m, f in zip(ops[i + k * p: i + k * p + p],
                                                           ops[i: i + p]))
@@ -230,48 +231,64 @@ def lanes(g: Graph, longest: int = 12) -> Graph:
     return out
 
 
-def _run(ops: list[Node], i: int, longest: int, succ: dict, reach: dict) -> tuple[int, int]:
-    """(period, copies) of the longest run of independent equal blocks starting at i.
-    Counting stops at a block fed by the one before (a chain, not copies), so a long
-    chain of one operation costs O(1) per position."""
-    best = (1, 1)
-    for p in range(1, longest + 1):
-        block = ops[i: i + p]
-        if len(block) < p:
-            break
-        titles = [o.title for o in block]
-        n = 1
-        while True:
-            nxt = ops[i + n * p: i + n * p + p]
-            if [o.title for o in nxt] != titles or _feeds(block, nxt, succ):
-                break
-            block, n = nxt, n + 1
-        if n > 1 and p * n > best[0] * best[1]:
-            blocks = [{o.id for o in ops[i + k * p: i + k * p + p]} for k in range(n)]
-            if _independent(blocks, succ, reach):
+class _Scan:
+    """One group's operations in order, for `lanes`: their titles, where each one's
+    results go (positions in the group), and the runs of equal blocks counted so far."""
+
+    def __init__(self, ops: list[Node], succ: dict, reach: dict):
+        self.ops, self.reach = ops, reach
+        self.titles = [o.title for o in ops]
+        at = {o.id: k for k, o in enumerate(ops)}
+        self.to = [[at[j] for j in succ[o.id] if j in at] for o in ops]
+        self.copies: dict[tuple[int, int], int] = {}      # (start, period) → blocks
+
+    def run(self, i: int, longest: int) -> tuple[int, int]:
+        """(period, copies) of the longest run of independent equal blocks starting at
+        i (a run stops at a block fed by the one before: a chain, not copies)."""
+        best = (1, 1)
+        for p in range(1, min(longest, len(self.ops) - i) + 1):
+            n = self._count(i, p)
+            if n > 1 and p * n > best[0] * best[1] and self._independent(i, p, n):
                 best = (p, n)
-    return best
+        return best
 
+    def _count(self, i: int, p: int) -> int:
+        """How many equal blocks of `p` follow on from i, each not fed by the one before;
+        counted once per start and period (a run from i is one block more than the run
+        from i + p), so scanning every start costs linear time, not quadratic."""
+        chain = []
+        while (i, p) not in self.copies:
+            if self.titles[i + p: i + 2 * p] != self.titles[i: i + p] or self._feeds(i, p):
+                self.copies[i, p] = 1
+                break
+            chain.append(i)
+            i += p
+        n = self.copies[i, p]
+        for start in reversed(chain):
+            n += 1
+            self.copies[start, p] = n
+        return n
 
-def _feeds(a: list[Node], b: list[Node], succ: dict) -> bool:
-    ids = {o.id for o in b}
-    return any(j in ids for o in a for j in succ[o.id])
+    def _feeds(self, start: int, p: int) -> bool:
+        """Whether the block at `start` (p long) feeds the one after it."""
+        end = start + 2 * p
+        return any(start + p <= t < end for q in range(start, start + p) for t in self.to[q])
 
-
-def _independent(blocks: list[set[int]], succ: dict, reach: dict) -> bool:
-    """No edge between blocks, and each block reaches results no other block reaches."""
-    owner = {i: k for k, b in enumerate(blocks) for i in b}
-    if any(owner.get(j, k) != k for i, k in owner.items() for j in succ[i]):
-        return False
-    seen = 0
-    for b in blocks:
-        mine = 0
-        for i in b:
-            mine |= reach[i]
-        if not mine or mine & seen:
-            return False
-        seen |= mine
-    return True
+    def _independent(self, i: int, p: int, n: int) -> bool:
+        """No edge between the blocks, and each reaches results no other block reaches.
+        The results first, block by block: two blocks of a chain (a backward pass's
+        layers) share theirs at once, and a run of fifty is refused after two blocks."""
+        seen = 0
+        for k in range(n):
+            mine = 0
+            for o in self.ops[i + k * p: i + k * p + p]:
+                mine |= self.reach[o.id]
+            if not mine or mine & seen:
+                return False
+            seen |= mine
+        end = i + n * p
+        return not any(i <= t < end and (t - i) // p != (q - i) // p
+                       for q in range(i, end) for t in self.to[q])
 
 
 def _outputs_reached(g: Graph) -> dict[int, int]:
