@@ -231,6 +231,12 @@ def draw(ip, call: str):
     return view, svg, time.perf_counter() - t0
 
 
+def _stored(value) -> int:
+    """The characters an output takes in the saved notebook: a PNG's bytes as base64
+    (as Jupyter sends and stores them), not the repr of the bytes (4 characters a byte)."""
+    return 4 * -(-len(value) // 3) if isinstance(value, bytes) else len(str(value))
+
+
 def measure(ip, cells: list[str], call: str, blocks: tuple[str, ...],
             stand_ins: dict[str, types.ModuleType]) -> dict:
     from jaxmagic.render.jaxpr import _text_px
@@ -243,7 +249,7 @@ def measure(ip, cells: list[str], call: str, blocks: tuple[str, ...],
     except Failed as e:
         return {"error": str(e)}
     bundle = view._repr_mimebundle_()
-    size = sum(len(str(v)) for v in bundle.values() if v is not None)
+    size = sum(_stored(v) for v in bundle.values() if v is not None)
     groups = sorted({c.title for c in view.graph.clusters.values()} |
                     {n.title for n in view.graph.nodes.values() if n.kind in ("call", "group")})
     return {"px": _text_px(svg),
