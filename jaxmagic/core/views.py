@@ -8,7 +8,6 @@ stretch the picture; `collapse` closes groups beyond a depth or a set of opened 
 """
 from __future__ import annotations
 
-import functools
 import re
 from collections import Counter, defaultdict
 from dataclasses import replace
@@ -53,11 +52,19 @@ def contract(g: Graph, rep: Callable[[Node], Any], make: Callable[[Any, list[Nod
         nodes[i] = Node(**{**vars(node), "id": i, "eqns": eqns})
         for m in members:
             new_id[m.id] = i
+    edges = _merged_edges(g.edges, new_id.__getitem__)
+    return Graph(nodes, edges, g.clusters, g.num_equations, list(g.notes),
+                 grouping or g.grouping, g.series)
+
+
+def _merged_edges(edges: Iterable[Edge], end: Callable[[int], int]) -> list[Edge]:
+    """`edges` between the nodes `end` maps their ends to: those inside one node vanish,
+    parallel ones with the same label are drawn once (in the order of their first)."""
     labels: dict[tuple[int, int], list[str]] = {}
     moved: dict[tuple[int, int], list[str]] = defaultdict(list)
     values: dict[tuple[int, int], set] = defaultdict(set)
-    for e in g.edges:
-        s, d = new_id[e.src], new_id[e.dst]
+    for e in edges:
+        s, d = end(e.src), end(e.dst)
         if s != d:
             known = labels.setdefault((s, d), [])
             if e.label not in known:
@@ -65,11 +72,9 @@ def contract(g: Graph, rep: Callable[[Node], Any], make: Callable[[Any, list[Nod
             values[s, d].add(e.value)
             if e.reshard and e.reshard not in moved[s, d]:
                 moved[s, d].append(e.reshard)
-    edges = [Edge(s, d, ls[0] if len(ls) == 1 else f"{len(ls)} arrays",
-                  _moved(moved.get((s, d), [])), _one(values[s, d]))
-             for (s, d), ls in labels.items()]
-    return Graph(nodes, edges, g.clusters, g.num_equations, list(g.notes),
-                 grouping or g.grouping, g.series)
+    return [Edge(s, d, ls[0] if len(ls) == 1 else f"{len(ls)} arrays",
+                 _moved(moved.get((s, d), [])), _one(values[s, d]))
+            for (s, d), ls in labels.items()]
 
 
 def _one(values: set) -> tuple | None:
@@ -102,31 +107,79 @@ def collapse(g: Graph, depth: int | None = 0, expand: Iterable[str] = (),
              opened: set[int] | None = None) -> Graph:
     """Draw each nested jaxpr or call deeper than `depth` (or not in `opened`) as one node,
     unless named in `expand`. Repeated calls are folded first (`fold`)."""
-    g = fold(g)
-    if opened is None:
-        opened = opened_at(g, depth, expand)
+    c = Collapser(g)
+    return c.view(opened_at(c.g, depth, expand) if opened is None else opened)
 
-    @functools.cache
-    def outermost_closed(cluster: int | None) -> int | None:
-        return next((c for c in ancestors(g, cluster) if c not in opened), None)
 
-    def rep(n: Node):
-        return outermost_closed(n.cluster)
+class Collapser:
+    """`collapse` of one graph, many times over (a choice of depth draws a hundred views
+    of a train step's thousands of equations): what a closed call's node holds is worked
+    out once per call, and edges are bucketed by the calls their ends sit in, so a view
+    costs its own nodes and the edges that cross between them, not the whole graph. The
+    same graph as `contract` would make: nodes numbered in the order of their first
+    member, edges in the order of their first edge."""
 
-    def make(cid: int, members: list[Node]) -> Node:
-        c = g.clusters[cid]
-        return Node(0, "call", c.title,
-                    detail=c.detail + (equations(c.num_equations),),
-                    where=c.where, source=c.source, file=c.site.file, cluster=c.parent,
-                    count=c.num_equations,
-                    collective=any(m.collective for m in members),
-                    backward=c.backward or all(m.backward for m in members
-                                               if m.kind == "op"),
-                    primitive=c.kind, signature=c.signature, group=cid)
+    def __init__(self, g: Graph):
+        self.g = g = fold(g)
+        self.chain = {c: ancestors(g, c) for c in g.clusters}
+        self.chain[None] = []
+        self.own: dict[int | None, list[Node]] = defaultdict(list)   # innermost call →
+        for n in g.nodes.values():                                   # its nodes
+            self.own[n.cluster].append(n)
+        self.order = {n.id: k for k, n in enumerate(g.nodes.values())}
+        self.buckets: dict[tuple, list[int]] = defaultdict(list)     # (call, call) →
+        for k, e in enumerate(g.edges):                              # edges, by index
+            self.buckets[g.nodes[e.src].cluster, g.nodes[e.dst].cluster].append(k)
+        self.made: dict[int, tuple[Node, tuple[int, ...], int]] = {}
 
-    out = contract(g, rep, make)
-    out.clusters = {i: c for i, c in g.clusters.items() if i in opened}
-    return out
+    def view(self, opened: set[int]) -> Graph:
+        """The graph with the calls not in `opened` (or inside one that is not) closed."""
+        g = self.g
+        closed = {c: next((a for a in chain if a not in opened), None)
+                  for c, chain in self.chain.items()}
+        firsts = [(self.order[n.id], n) for c, ns in self.own.items() if closed[c] is None
+                  for n in ns]
+        firsts += [(self._made(c)[2], c) for c in
+                   {closed[c] for c in self.own} - {None}]
+        nodes: dict[int, Node] = {}
+        new_id: dict[int, int] = {}              # node id → its new id
+        group_id: dict[int, int] = {}            # closed call → its node's id
+        for i, (_, x) in enumerate(sorted(firsts, key=lambda f: f[0])):
+            if isinstance(x, Node):
+                nodes[i] = Node(**{**vars(x), "id": i})
+                new_id[x.id] = i
+            else:
+                node, eqns, _ = self._made(x)
+                nodes[i] = Node(**{**vars(node), "id": i, "eqns": eqns})
+                group_id[x] = i
+
+        def end(n: int) -> int:
+            c = closed[g.nodes[n].cluster]
+            return new_id[n] if c is None else group_id[c]
+
+        kept = sorted(k for (cs, cd), ks in self.buckets.items()
+                      if closed[cs] is None or closed[cs] != closed[cd] for k in ks)
+        return Graph(nodes, _merged_edges((g.edges[k] for k in kept), end),
+                     {i: c for i, c in g.clusters.items() if i in opened}, g.num_equations,
+                     list(g.notes), g.grouping, g.series)
+
+    def _made(self, cid: int) -> tuple[Node, tuple[int, ...], int]:
+        """(the node a closed call is drawn as, its equations, its first member's order)."""
+        if cid not in self.made:
+            members = [n for c, ns in self.own.items() if cid in self.chain[c] for n in ns]
+            c = self.g.clusters[cid]
+            node = Node(0, "call", c.title,
+                        detail=c.detail + (equations(c.num_equations),),
+                        where=c.where, source=c.source, file=c.site.file, cluster=c.parent,
+                        count=c.num_equations,
+                        collective=any(m.collective for m in members),
+                        backward=c.backward or all(m.backward for m in members
+                                                   if m.kind == "op"),
+                        primitive=c.kind, signature=c.signature, group=cid)
+            eqns = members[0].eqns if len(members) == 1 else \
+                tuple(sorted(set().union(*(m.eqns for m in members))))
+            self.made[cid] = node, eqns, min(self.order[m.id] for m in members)
+        return self.made[cid]
 
 
 def fold(g: Graph) -> Graph:

@@ -284,8 +284,8 @@ def _ways_to_open(tree: "_Tree", c: int, opened: set[int], by_line: frozenset[in
 def _room(tree: "_Tree", c: int, opened: set[int], by_line: frozenset[int],
           whole: frozenset[int]) -> frozenset[int]:
     """The open calls of the user's code or model around `c` (not the outermost, the
-    traced function itself; not a fold) whose own equations (at least two) are drawn one by one: as one
-    box beside their calls they leave the path's next group room to open."""
+    traced function itself; not a fold) whose own equations (at least two) are drawn one
+    by one: as one box beside their calls they leave the path's next group room to open."""
     return frozenset(a for a in V.ancestors(tree.g, c)[1:-1] if a in opened and
                      tree.g.clusters[a].kind == "scope" and not tree.g.clusters[a].period
                      and a not in by_line and a not in whole and tree.own[a] >= 2)

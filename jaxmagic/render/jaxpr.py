@@ -168,6 +168,10 @@ class JaxprView:
         """Repeats folded, many-leaf arguments as records: the same at every depth."""
         return V.records(V.lanes(V.fold(self.full)))
 
+    @cached_property
+    def _collapser(self) -> V.Collapser:
+        return V.Collapser(self.folded)
+
     def view_of(self, opened: set[int], by_line: frozenset[int] = frozenset(),
                 whole: frozenset[int] = frozenset(), by: str | None = None) -> G.Graph:
         """The folded graph with `opened` clusters drawn open (those in `by_line` with
@@ -175,7 +179,7 @@ class JaxprView:
         their calls), coarsened `by` function or phase.
         Coarsening comes before the drawing's touches (stubs, quieted locations), so
         groups are named by the locations the touches hide."""
-        g = V.collapse(self.folded, opened=opened)
+        g = self._collapser.view(opened)
         if self.group == "line":
             g = V.coarsen(g, "line")
         else:
