@@ -178,9 +178,15 @@ class Exploration:
         inside = self._inside(cluster.id) | {cluster.id}
         return {e for n in self.folded.nodes.values() if n.cluster in inside for e in n.eqns}
 
+    @property
+    def boxed(self) -> frozenset[int]:
+        """The groups drawn with their own equations one box (a click on the box shows
+        them: it leaves `by_line`)."""
+        return frozenset(self.whole & self.by_line)
+
     def _graph(self) -> G.Graph:
-        whole = frozenset(self.whole & self.by_line)
-        return self.view.view_of(self.opened, frozenset(self.by_line) - whole, whole)
+        return self.view.view_of(self.opened, frozenset(self.by_line) - self.boxed,
+                                 self.boxed)
 
     def snapshot(self) -> tuple:
         """What an action may change, to `restore` when its layout fails."""
@@ -210,7 +216,7 @@ class Exploration:
                 depth = lv
             else:
                 break
-        boxes = sorted(c for c in self.whole & self.by_line if c in self.opened)
+        boxes = sorted(c for c in self.boxed if c in self.opened)
         lines = sorted(c for c in self.by_line if c in self.opened and c not in boxes)
         if levels and depth == levels[-1]:
             expand, depth_text = [], "all"
@@ -224,8 +230,7 @@ class Exploration:
             f"--{flag} {shlex.quote(path(c))}" for flag, cs in
             (("expand", expand), ("lines", lines), ("box", boxes)) for c in cs]
         redrawn = J.opened_at(self.folded, None if depth_text == "all" else depth,
-                              [path(c) for c in expand], [path(c) for c in lines],
-                              [path(c) for c in boxes])
+                              [path(c) for c in expand + lines + boxes])
         grouped = J.named_groups(self.folded, [path(c) for c in lines + boxes])
         caveats = []
         if redrawn != self.opened:

@@ -85,12 +85,11 @@ def named_groups(g: G.Graph, names: Iterable[str]) -> set[int]:
     return found
 
 
-def opened_at(g: G.Graph, depth: int | None, expand: Iterable[str] = (),
-              lines: Iterable[str] = (), boxes: Iterable[str] = ()) -> set[int]:
-    """The groups drawn open at `depth` (None: all, -1: none) and those `expand`,
-    `lines` and `boxes` name, with every group around them."""
+def opened_at(g: G.Graph, depth: int | None, names: Iterable[str] = ()) -> set[int]:
+    """The groups drawn open at `depth` (None: all, -1: none) and those `names` name
+    (`--expand`, `--lines`, `--box`), with every group around them."""
     opened = V.opened_at(g, depth)
-    for c in named_groups(g, [*expand, *lines, *boxes]):
+    for c in named_groups(g, names):
         opened.update(V.ancestors(g, c))
     return opened
 
@@ -231,30 +230,33 @@ class JaxprView:
                 dot, self.layout_timeout if timeout is None else timeout, self.renderer, png)
         return d
 
+    @property
+    def _named(self) -> tuple[str, ...]:
+        """The groups asked for by name: `--expand`, `--lines`, `--box`."""
+        return self.expand + self.lines + self.boxes
+
     def _levels(self):
         """(graph, retry): the views to try, finest first; `retry(width)` redoes an
         automatic view with a tighter width budget when the real layout came out wider."""
         auto = None
         lines = frozenset(named_groups(self.folded, self.lines))
         boxes = frozenset(named_groups(self.folded, self.boxes)) - lines
-        asked = self.expand or self.lines or self.boxes
         if self.depth != "auto":
-            yield self.view_of(opened_at(self.folded, self.depth, self.expand, self.lines,
-                                         self.boxes), lines, boxes), None
-        elif asked or self._focus_groups:
+            yield self.view_of(opened_at(self.folded, self.depth, self._named), lines,
+                               boxes), None
+        elif self._named or self._focus_groups:
             # the automatic depth (the groups holding a collective opened first where
             # they fit), and open too: the calls named, the groups holding a collective,
             # with their equations one by one, not grouped by line (a coarser level
             # follows when that does not stay legible or runs past the ranks a reader
             # can follow)
             auto = self._choose(fit.max_width_pt())
-            named = opened_at(self.folded, -1, self.expand, self.lines, self.boxes) | \
-                self._focus_groups
+            named = opened_at(self.folded, -1, self._named) | self._focus_groups
             if not named <= auto[0] or named & (auto[1] | auto[2]) or not lines <= auto[1] \
                     or not boxes <= auto[2]:
                 g = self.view_of(auto[0] | named, (auto[1] - named) | lines,
                                  (auto[2] - named - lines) | boxes)
-                if asked or fit.estimate(g).ranks <= fit.MAX_RANKS:
+                if self._named or fit.estimate(g).ranks <= fit.MAX_RANKS:
                     yield g, None
         auto = auto or self._choose(fit.max_width_pt())
         yield self.view_of(*auto), self._auto
@@ -312,9 +314,9 @@ class JaxprView:
                     small = _text_px(d.svg)
                 if small < fit.MIN_TEXT_PX and g.grouping != "phase":
                     # `--expand`, `--lines`, `--box`: drawn as asked
-                    named = (self.expand or self.lines or self.boxes) and retry is None
+                    named = bool(self._named) and retry is None
                     coarser = self.depth == "auto" and not named or retry is None and \
-                        g.grouping != "equation" and not self.lines
+                        g.grouping != "equation" and not (self.lines or self.boxes)
                     notes.append(f"text {small:.1f} px at {fit.CELL_PX} px wide"
                                  + _level_text(g) + ("; drawing a coarser view"
                                                      if coarser else ""))
