@@ -139,15 +139,16 @@ def test_ctrl_c_swallowed_by_a_finalizer_still_stops_the_wait(default_sigint):
 
     polls = []
 
-    def poll():
+    def finished(seconds):
         polls.append(1)
         if len(polls) == 5:
             SendsCtrlC()            # dropped at once: its KeyboardInterrupt is swallowed
-        return None
+        time.sleep(seconds)
+        return False
 
     t0 = time.perf_counter()
     with pytest.raises(KeyboardInterrupt):
-        layout._wait(poll, timeout=10)
+        layout._wait(finished, timeout=10)
     assert time.perf_counter() - t0 < 2
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler   # restored
 

@@ -74,7 +74,7 @@ def _render_dot(dot: str, timeout: float, png: bool) -> Drawing:
             proc = subprocess.Popen(cmd + [str(dot_path)], stdin=subprocess.DEVNULL,
                                     stdout=subprocess.DEVNULL, stderr=err)
             try:
-                _wait(proc.poll, timeout)
+                _wait(lambda seconds: _exited(proc, seconds), timeout)
             finally:
                 if proc.poll() is None:
                     proc.kill()
@@ -86,17 +86,27 @@ def _render_dot(dot: str, timeout: float, png: bool) -> Drawing:
                        png_path.exists() else None, "dot")
 
 
-def _wait(done, timeout: float) -> None:
-    """Poll `done()` until it returns non-None; LayoutTimeout past `timeout` seconds,
-    KeyboardInterrupt at once on Ctrl-C (even one whose exception Python swallowed)."""
+def _wait(finished, timeout: float) -> None:
+    """Wait for `finished(seconds)` (waits up to `seconds`, says whether the work is done)
+    in short steps: LayoutTimeout past `timeout` seconds, KeyboardInterrupt at once on
+    Ctrl-C (even one whose exception Python swallowed)."""
     deadline = time.monotonic() + timeout
     with _sigint_seen() as seen:
-        while done() is None:
+        while not finished(0.02):
             if seen.is_set():
                 raise KeyboardInterrupt
             if time.monotonic() > deadline:
                 raise LayoutTimeout(f"layout took longer than {timeout:g} s")
-            seen.wait(0.02)
+        if seen.is_set():
+            raise KeyboardInterrupt
+
+
+def _exited(proc: subprocess.Popen, seconds: float) -> bool:
+    try:
+        proc.wait(seconds)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
 
 
 @contextmanager
@@ -209,7 +219,8 @@ class _Wasm:
             worker = threading.Thread(target=work, name="jaxmagic-wasm-layout", daemon=True)
             worker.start()
             try:
-                _wait(lambda: None if worker.is_alive() else True, float("inf"))
+                _wait(lambda seconds: not worker.join(seconds) and not worker.is_alive(),
+                      float("inf"))
             except KeyboardInterrupt:
                 interrupted.set()
                 self.engine.increment_epoch()   # the running layout traps at its next check
