@@ -78,6 +78,24 @@ def sigint_after(seconds: float) -> threading.Timer:
     return t
 
 
+def sigint_in_layout(seconds: float) -> threading.Timer:
+    """SIGINT `seconds` into the layout's wait (its Ctrl-C handler installed), not into
+    the view's building before it: under load that can take longer than `seconds`, and
+    a Ctrl-C there is another test's."""
+    default = signal.getsignal(signal.SIGINT)
+
+    def send():            # until `cancel()`: never into a later test
+        while signal.getsignal(signal.SIGINT) is default and not t.finished.is_set():
+            time.sleep(0.01)
+        if not t.finished.wait(seconds):
+            os.kill(os.getpid(), signal.SIGINT)
+
+    t = threading.Timer(0, send)
+    t.daemon = True
+    t.start()
+    return t
+
+
 @pytest.fixture(scope="module")
 def tangled():
     """A jaxpr whose one-node-per-equation layout takes seconds (many crossing edges)."""
@@ -104,7 +122,7 @@ def test_ctrl_c_during_layout(ip, tangled, engine, default_sigint):
     ip.user_ns["view"] = tangled.configure(max_nodes=5000, layout_timeout=budget,
                                            renderer=engine, png=False, depth=None)
     before = GlobalState.take(ip)
-    timer = sigint_after(0.5)
+    timer = sigint_in_layout(0.3)
     t0 = time.perf_counter()
     try:
         r, cap = run(ip, "display(view)")
