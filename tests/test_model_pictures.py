@@ -933,6 +933,106 @@ def test_the_calls_around_the_path_make_room_for_its_next_group(ip):
     assert decoder in chosen[0] and lm in chosen[2], chosen
 
 
+GAN = """
+import equinox as eqx, jax, jax.numpy as jnp, jax.random as jr, optax
+batch_size, latent_size = 4, 8
+class Generator(eqx.Module):
+    layers: list
+    def __init__(self, key):
+        k0, k1 = jr.split(key)
+        self.layers = [
+            eqx.nn.ConvTranspose2d(latent_size, 16, 4, stride=1, padding=0, use_bias=False,
+                                   key=k0),
+            eqx.nn.BatchNorm(16, axis_name="batch"), jax.nn.relu,
+            eqx.nn.ConvTranspose2d(16, 1, 4, stride=2, padding=1, use_bias=False, key=k1),
+            jax.nn.tanh]
+    def __call__(self, x, state):
+        for layer in self.layers:
+            if isinstance(layer, eqx.nn.BatchNorm):
+                x, state = layer(x, state)
+            else:
+                x = layer(x)
+        return x, state
+class Discriminator(eqx.Module):
+    layers: list
+    def __init__(self, key):
+        k0, k1, k2 = jr.split(key, 3)
+        self.layers = [eqx.nn.Conv2d(1, 8, 4, stride=2, padding=1, use_bias=False, key=k0),
+                       eqx.nn.PReLU(0.2),
+                       eqx.nn.Conv2d(8, 16, 4, stride=2, padding=1, use_bias=False, key=k1),
+                       eqx.nn.BatchNorm(16, axis_name="batch"), eqx.nn.PReLU(0.2),
+                       eqx.nn.Conv2d(16, 1, 2, stride=1, padding=0, use_bias=False, key=k2)]
+    def __call__(self, x, state):
+        for layer in self.layers:
+            if isinstance(layer, eqx.nn.BatchNorm):
+                x, state = layer(x, state=state)
+            else:
+                x = layer(x)
+        return x, state
+@eqx.filter_value_and_grad(has_aux=True)
+def compute_grads_discriminator(discriminator, generator, fake_labels, real_batch,
+                                real_labels, discriminator_state, generator_state, key):
+    key, subkey = jr.split(key)
+    noise = jr.normal(subkey, (batch_size, latent_size, 1, 1))
+    fake_batch, generator_state = jax.vmap(
+        generator, axis_name="batch", in_axes=(0, None), out_axes=(0, None)
+    )(noise, generator_state)
+    pred_y, discriminator_state = jax.vmap(
+        discriminator, axis_name="batch", in_axes=(0, None), out_axes=(0, None)
+    )(fake_batch, discriminator_state)
+    loss1 = optax.sigmoid_binary_cross_entropy(pred_y, fake_labels).mean()
+    pred_y, discriminator_state = jax.vmap(
+        discriminator, axis_name="batch", in_axes=(0, None), out_axes=(0, None)
+    )(real_batch, discriminator_state)
+    loss2 = optax.sigmoid_binary_cross_entropy(pred_y, real_labels).mean()
+    loss = (loss1 + loss2) / 2
+    return loss, (discriminator_state, generator_state, key)
+@eqx.filter_jit
+def step_discriminator(discriminator, generator, real_batch, discriminator_optimizer,
+                       discriminator_opt_state, generator_state, discriminator_state, key):
+    fake_labels = jnp.zeros(batch_size)
+    real_labels = jnp.ones(batch_size)
+    ((loss, (discriminator_state, generator_state, key)), grads) = compute_grads_discriminator(
+        discriminator, generator, fake_labels, real_batch, real_labels,
+        discriminator_state, generator_state, key)
+    updates, opt_state = discriminator_optimizer.update(grads, discriminator_opt_state)
+    discriminator = eqx.apply_updates(discriminator, updates)
+    return loss, discriminator, opt_state, generator_state, discriminator_state, key
+key, gen_key, disc_key = jr.split(jr.PRNGKey(2003), 3)
+generator, discriminator = Generator(gen_key), Discriminator(disc_key)
+generator_state, discriminator_state = eqx.nn.State(generator), eqx.nn.State(discriminator)
+discriminator_optimizer = optax.adam(2e-4, b1=0.5, b2=0.999)
+discriminator_opt_state = discriminator_optimizer.init(
+    eqx.filter(discriminator, eqx.is_inexact_array))
+real_batch = jr.normal(jr.PRNGKey(1), (batch_size, 1, 8, 8))
+"""
+
+
+def test_the_traced_functions_own_lines_make_room_for_the_model_last(ip):
+    """Issue 25, Equinox's DCGAN notebook (its classes shrunk, its steps as written): the
+    discriminator step's own eight lines (labels, zeros) drawn one by one beside its loss
+    left no room to open `Discriminator → sigmoid_binary_cross_entropy ×2`, and the
+    picture opened the `Generator` instead of the model the step trains. The traced
+    function's own lines make room too, after every call inside it: at a width the loss
+    fits only so, the series opens and the step's lines are one box."""
+    from jaxmagic.render import fit
+
+    ip.run_cell(GAN)
+    view = ip.run_line_magic("jaxpr", "-o step_discriminator(discriminator, generator, "
+                             "real_batch, discriminator_optimizer, discriminator_opt_state, "
+                             "generator_state, discriminator_state, key)")
+    named = {c.title: c.id for c in view.folded.clusters.values()}
+    series = named["Discriminator → optax.sigmoid_binary_cross_entropy ×2"]
+    step, loss = named["step_discriminator"], named["compute_grads_discriminator"]
+    around = set(V.ancestors(view.folded, series)) | set(V.opened_at(view.folded, 0))
+    loose = view._measure(view.view_of(around, whole=frozenset({loss}))).width_pt
+    boxed = view._measure(view.view_of(around, whole=frozenset({loss, step}))).width_pt
+    assert boxed < 0.8 * loose, (boxed, loose)      # the lines beside the loss take width
+    chosen = fit.choose(view.folded, view.view_of, (boxed + loose) / 2, view._measure)
+    assert series in chosen[0] and step in chosen[2], chosen
+    assert named["Discriminator"] in chosen[0], chosen
+
+
 RANDINT = """
 from flax import nnx
 class MLP(nnx.Module):

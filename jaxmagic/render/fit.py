@@ -243,8 +243,8 @@ def _search(tree: _Tree, view: tuple, trials: "_Trials") -> tuple[tuple, bool]:
         frontier.remove(c)
         if _jax_own(tree.g.clusters[c], tree.model):
             continue
-        for *trial, after in _ways_to_open(tree, c, opened, by_line, whole):
-            if trials.fits(*trial):
+        for *trial, after, sure in _ways_to_open(tree, c, opened, by_line, whole):
+            if trials.fits(*trial, sure=sure):
                 (opened, by_line, whole), frontier = trial, frontier + after
                 break
         if not trials.unsure:
@@ -257,38 +257,54 @@ def _search(tree: _Tree, view: tuple, trials: "_Trials") -> tuple[tuple, bool]:
 def _ways_to_open(tree: "_Tree", c: int, opened: set[int], by_line: frozenset[int],
                   whole: frozenset[int]):
     """The ways to open `c`, finest first, each as (opened, by_line, whole, the calls that
-    may open next): as it is; with the call that holds nearly all its work
-    (`_core`), its helpers beside it; with its own equations grouped by line, where there
-    are lines to tell apart or none at all (a pmap's own equations, JAX's), its calls
-    drawn; where it has calls, its own equations as one box beside them (a PPO
-    loss's dozen parallel lines are wider than the cell, the model it calls is not);
-    and last, on the path to the model's block, with the calls around it drawing their
-    own equations as one box (`_room`: lm1b's `TransformerLM` and its mask's `gt`s
-    around `decoder`): never one closed box where its calls fit."""
+    may open next, whether a close call is laid out past the budget): as it is; with the
+    call that holds nearly all its work (`_core`), its helpers beside it; with its own
+    equations grouped by line, where there are lines to tell apart or none at all (a
+    pmap's own equations, JAX's), its calls drawn; where it has calls, its own equations
+    as one box beside them (a PPO loss's dozen parallel lines are wider than the cell,
+    the model it calls is not); and last, on the path to the model's block, with the
+    calls around it drawing their own equations as one box (`_rooms`: lm1b's
+    `TransformerLM` and its mask's `gt`s around `decoder`), laid out where close: boxing
+    lines changes the estimate's error (a GAN step's eight loose lines took 1,286 pt
+    beside its loss, boxed 667), so no layout of a view before speaks for it. Never one
+    closed box where its calls fit."""
     children, lines = tree.children[c], tree.lines[c]
-    yield opened | {c}, by_line, whole, children
+    yield opened | {c}, by_line, whole, children, False
     core = _core(tree.g, c, children)
     if core is not None:
         yield opened | {c, core}, by_line, whole, \
-            [k for k in children if k != core] + tree.children[core]
+            [k for k in children if k != core] + tree.children[core], False
     if len(lines) > 1 or (lines <= {"", V.NO_LINE} and children):
-        yield opened | {c}, by_line | {c}, whole, children
+        yield opened | {c}, by_line | {c}, whole, children, False
     if len(lines) > 1 and children:
-        yield opened | {c}, by_line, whole | {c}, children
+        yield opened | {c}, by_line, whole | {c}, children, False
     if c in tree.path:      # the path's own equations make room: a mask's two `gt`s
-        room = _room(tree, c, opened, by_line, whole)
-        if room:
-            yield opened | {c}, by_line, whole | room, children
+        for room in _rooms(tree, c, opened, by_line, whole):
+            yield opened | {c}, by_line, whole | room, children, True
 
 
-def _room(tree: "_Tree", c: int, opened: set[int], by_line: frozenset[int],
-          whole: frozenset[int]) -> frozenset[int]:
-    """The open calls of the user's code or model around `c` (not the outermost, the
-    traced function itself; not a fold) whose own equations (at least two) are drawn one
-    by one: as one box beside their calls they leave the path's next group room to open."""
-    return frozenset(a for a in V.ancestors(tree.g, c)[1:-1] if a in opened and
-                     tree.g.clusters[a].kind == "scope" and not tree.g.clusters[a].period
-                     and a not in by_line and a not in whole and tree.own[a] >= 2)
+def _rooms(tree: "_Tree", c: int, opened: set[int], by_line: frozenset[int],
+           whole: frozenset[int]):
+    """The open calls of the user's code or model around `c` (not a fold) whose own
+    equations (at least two) are drawn one by one: as one box beside their calls they
+    leave the path's next group room to open. Those inside the traced function first
+    (lm1b's `TransformerLM` and its mask's `gt`s), then with the traced function's own
+    lines too, which say most of the step (an Equinox GAN step's labels and zeros
+    beside the loss that calls its `Discriminator`)."""
+    top, *inner = V.ancestors(tree.g, c)[:-1] or [None]
+    room = frozenset(a for a in inner if _loose(tree, a, opened, by_line, whole))
+    if room:
+        yield room
+    if top is not None and _loose(tree, top, opened, by_line, whole):
+        yield room | {top}
+
+
+def _loose(tree: "_Tree", a: int, opened: set[int], by_line: frozenset[int],
+           whole: frozenset[int]) -> bool:
+    """An open call of the user's (not a fold) drawing its own equations one by one."""
+    x = tree.g.clusters[a]
+    return a in opened and x.kind == "scope" and not x.period and a not in by_line \
+        and a not in whole and tree.own[a] >= 2
 
 
 class _Trials:
@@ -336,16 +352,18 @@ class _Trials:
         self.laid.append((view, real.width_pt / (size.width_pt or 1), ok))
         return ok
 
-    def fits(self, trial: set[int], lined: frozenset[int], whole: frozenset[int]) -> bool:
+    def fits(self, trial: set[int], lined: frozenset[int], whole: frozenset[int],
+             sure: bool = False) -> bool:
+        """Whether the trial fits; `sure`: a close one is laid out past the budget."""
         view = (trial, lined, whole)
         if self._too_wide(view):
             return False
         g = self.draw(*view)
         size = estimate(g)
         ratio = self._ratio(view)
-        if self.measure is not None and self.layouts > 0 and self._close(size, ratio) \
-                and size.ranks <= MAX_RANKS:
-            self.layouts -= 1
+        if self.measure is not None and (self.layouts > 0 or sure) \
+                and self._close(size, ratio) and size.ranks <= MAX_RANKS:
+            self.layouts -= not sure
             ok = self._lay_out(view, g, size)
             if ok is not None:
                 if ok:          # laid out as a whole: what it holds is confirmed
