@@ -59,27 +59,26 @@ def contract(g: Graph, rep: Callable[[Node], Any], make: Callable[[Any, list[Nod
 
 def _merged_edges(edges: Iterable[Edge], end: Callable[[int], int]) -> list[Edge]:
     """`edges` between the nodes `end` maps their ends to: those inside one node vanish,
-    parallel ones with the same label are drawn once (in the order of their first)."""
-    labels: dict[tuple[int, int], list[str]] = {}
-    moved: dict[tuple[int, int], list[str]] = defaultdict(list)
-    values: dict[tuple[int, int], set] = defaultdict(set)
+    parallel ones with the same label are drawn once (in the order of their first). One
+    pass, one lookup an edge: a choice of depth merges a hundred views' edges."""
+    merged: dict[tuple[int, int], tuple[list[str], list[str], set]] = {}
     for e in edges:
         s, d = end(e.src), end(e.dst)
-        if s != d:
-            known = labels.setdefault((s, d), [])
-            if e.label not in known:
-                known.append(e.label)
-            values[s, d].add(e.value)
-            if e.reshard and e.reshard not in moved[s, d]:
-                moved[s, d].append(e.reshard)
-    return [Edge(s, d, ls[0] if len(ls) == 1 else f"{len(ls)} arrays",
-                 _moved(moved.get((s, d), [])), _one(values[s, d]))
-            for (s, d), ls in labels.items()]
-
-
-def _one(values: set) -> tuple | None:
-    """The value an edge standing for several carries: the one they all carry, if so."""
-    return next(iter(values)) if len(values) == 1 else None
+        if s == d:
+            continue
+        m = merged.get((s, d))
+        if m is None:
+            merged[s, d] = ([e.label], [e.reshard] if e.reshard else [], {e.value})
+            continue
+        labels, moved, values = m
+        if e.label not in labels:
+            labels.append(e.label)
+        if e.reshard and e.reshard not in moved:
+            moved.append(e.reshard)
+        values.add(e.value)
+    return [Edge(s, d, ls[0] if len(ls) == 1 else f"{len(ls)} arrays", _moved(mv),
+                 next(iter(vs)) if len(vs) == 1 else None)
+            for (s, d), (ls, mv, vs) in merged.items()]
 
 
 def opened_at(g: Graph, depth: int | None, expand: Iterable[str] = ()) -> set[int]:
