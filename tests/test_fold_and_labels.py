@@ -3,6 +3,7 @@ step are drawn as one record, without the constants it returns; labels stay uniq
 from collections import defaultdict
 
 import pytest
+from equinox_gan import MODELS
 
 from jaxmagic.core import views as V
 
@@ -191,45 +192,7 @@ tower2_vars = Tower2().init(jax.random.key(0), jnp.zeros((2, 4), int))
 
 
 
-GAN = """
-import equinox as eqx, optax
-import jax.random as jr
-
-class Generator(eqx.Module):
-    layers: list
-
-    def __init__(self, key):
-        k1, k2 = jr.split(key)
-        self.layers = [eqx.nn.ConvTranspose2d(8, 8, 4, stride=2, padding=1, key=k1),
-                       eqx.nn.BatchNorm(8, axis_name="batch", mode="ema"), jax.nn.relu,
-                       eqx.nn.ConvTranspose2d(8, 1, 4, stride=2, padding=1, key=k2),
-                       jax.nn.tanh]
-
-    def __call__(self, x, state):
-        for layer in self.layers:
-            if isinstance(layer, eqx.nn.BatchNorm):
-                x, state = layer(x, state)
-            else:
-                x = layer(x)
-        return x, state
-
-class Discriminator(eqx.Module):
-    layers: list
-
-    def __init__(self, key):
-        k1, k2 = jr.split(key)
-        self.layers = [eqx.nn.Conv2d(1, 8, 4, stride=2, padding=1, key=k1),
-                       eqx.nn.BatchNorm(8, axis_name="batch", mode="ema"), jax.nn.leaky_relu,
-                       eqx.nn.Conv2d(8, 1, 4, stride=4, padding=0, key=k2)]
-
-    def __call__(self, x, state):
-        for layer in self.layers:
-            if isinstance(layer, eqx.nn.BatchNorm):
-                x, state = layer(x, state)
-            else:
-                x = layer(x)
-        return x.reshape(-1), state
-
+GAN = MODELS + """
 batch_size, latent = 4, 8
 generator, generator_state = eqx.nn.make_with_state(Generator)(jr.key(0))
 discriminator, discriminator_state = eqx.nn.make_with_state(Discriminator)(jr.key(1))
@@ -241,7 +204,7 @@ real_batch = jnp.ones((batch_size, 1, 8, 8))
 def compute_grads_discriminator(discriminator, generator, fake_labels, real_batch, real_labels,
                                 discriminator_state, generator_state, key):
     key, subkey = jr.split(key)
-    noise = jr.normal(subkey, (batch_size, latent, 2, 2))
+    noise = jr.normal(subkey, (batch_size, latent, 1, 1))
     fake_batch, generator_state = jax.vmap(generator, axis_name="batch", in_axes=(0, None),
                                            out_axes=(0, None))(noise, generator_state)
     pred_y, discriminator_state = jax.vmap(discriminator, axis_name="batch", in_axes=(0, None),

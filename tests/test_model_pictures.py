@@ -1,6 +1,7 @@
 """Issue 17: the default picture of a real model shows the model, whatever library made its
 layers, and its size follows the model's structure, not its depth."""
 import pytest
+from equinox_gan import MODELS
 
 from jaxmagic.core import views as V
 
@@ -933,42 +934,7 @@ def test_the_calls_around_the_path_make_room_for_its_next_group(ip):
     assert decoder in chosen[0] and lm in chosen[2], chosen
 
 
-GAN = """
-import equinox as eqx, jax, jax.numpy as jnp, jax.random as jr, optax
-batch_size, latent_size = 4, 8
-class Generator(eqx.Module):
-    layers: list
-    def __init__(self, key):
-        k0, k1 = jr.split(key)
-        self.layers = [
-            eqx.nn.ConvTranspose2d(latent_size, 16, 4, stride=1, padding=0, use_bias=False,
-                                   key=k0),
-            eqx.nn.BatchNorm(16, axis_name="batch"), jax.nn.relu,
-            eqx.nn.ConvTranspose2d(16, 1, 4, stride=2, padding=1, use_bias=False, key=k1),
-            jax.nn.tanh]
-    def __call__(self, x, state):
-        for layer in self.layers:
-            if isinstance(layer, eqx.nn.BatchNorm):
-                x, state = layer(x, state)
-            else:
-                x = layer(x)
-        return x, state
-class Discriminator(eqx.Module):
-    layers: list
-    def __init__(self, key):
-        k0, k1, k2 = jr.split(key, 3)
-        self.layers = [eqx.nn.Conv2d(1, 8, 4, stride=2, padding=1, use_bias=False, key=k0),
-                       eqx.nn.PReLU(0.2),
-                       eqx.nn.Conv2d(8, 16, 4, stride=2, padding=1, use_bias=False, key=k1),
-                       eqx.nn.BatchNorm(16, axis_name="batch"), eqx.nn.PReLU(0.2),
-                       eqx.nn.Conv2d(16, 1, 2, stride=1, padding=0, use_bias=False, key=k2)]
-    def __call__(self, x, state):
-        for layer in self.layers:
-            if isinstance(layer, eqx.nn.BatchNorm):
-                x, state = layer(x, state=state)
-            else:
-                x = layer(x)
-        return x, state
+GAN = MODELS + """
 @eqx.filter_value_and_grad(has_aux=True)
 def compute_grads_discriminator(discriminator, generator, fake_labels, real_batch,
                                 real_labels, discriminator_state, generator_state, key):
