@@ -19,6 +19,7 @@ instance is its own group; JAX adds `jvp`/`transpose`/`vmap` around them by itse
 from __future__ import annotations
 
 import functools
+import inspect
 import linecache
 import os
 import re
@@ -117,12 +118,29 @@ def _roots(entries: tuple[str, ...]) -> tuple[str, ...]:
 
 @functools.cache
 def _distributions() -> frozenset[str]:
-    """Top-level import names that installed distributions provide."""
+    """Top-level import names that installed distributions provide: `top_level.txt`,
+    else the first names in `RECORD`, as `importlib.metadata.packages_distributions`
+    finds them, read as text (it makes a path object of every file a distribution
+    installed: 0.7 s on the first `%jaxpr` of a session, against 0.02 s)."""
     try:
-        from importlib.metadata import packages_distributions
-        return frozenset(packages_distributions())
+        from importlib.metadata import distributions
+        return frozenset(name for dist in distributions() for name in _top_names(dist))
     except Exception:  # noqa: BLE001 - broken metadata: none known
         return frozenset()
+
+
+def _top_names(dist) -> set[str]:
+    declared = dist.read_text("top_level.txt")
+    if declared:
+        return set(declared.split())
+    names = set()
+    for row in (dist.read_text("RECORD") or dist.read_text("SOURCES.txt") or "").splitlines():
+        path = row.split(",", 1)[0].strip('"')
+        first, nested, _ = path.partition("/")
+        name = first if nested else inspect.getmodulename(first) or first
+        if name and "." not in name and name != "__pycache__":
+            names.add(name)
+    return names
 
 
 def core_dirs() -> tuple[str, ...]:
