@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import threading
@@ -169,6 +170,45 @@ def test_ctrl_c_swallowed_by_a_finalizer_still_stops_the_wait(default_sigint):
         layout._wait(finished, timeout=10)
     assert time.perf_counter() - t0 < 2
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler   # restored
+
+
+def _layers(v):
+    import jax.numpy as jnp
+
+    def block(u):
+        return jnp.tanh(u * 2.0 + 1.0) + u
+
+    for _ in range(3):
+        v = block(v)
+    return jnp.sum(v)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_ctrl_c_swallowed_while_the_views_are_built_stops_the_drawing(default_sigint):
+    """A Ctrl-C that lands in a garbage collector's callback while the automatic depth
+    builds its trial views (a hundred on a train step, garbage all the time) is dropped
+    there as "Exception ignored"; the drawing stops at its next trial all the same, and
+    shows the text it has."""
+    import jax.numpy as jnp
+    view = jaxmagic.trace(_layers, jnp.ones(4)).configure(png=False)
+    fired = []
+
+    def sends_ctrl_c(phase, info):        # the handler runs here, in the collector
+        if phase == "start" and not fired:
+            fired.append(1)
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):           # bytecodes for it to be delivered on
+                pass
+
+    gc.callbacks.append(sends_ctrl_c)
+    try:
+        bundle = view._repr_mimebundle_()
+    finally:
+        gc.callbacks.remove(sends_ctrl_c)
+    assert fired
+    assert "layout interrupted (Ctrl-C)" in bundle["text/plain"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler   # restored
+    assert layout._noted == []
 
 
 @pytest.mark.parametrize("engine", ["dot", "wasm"])

@@ -278,7 +278,8 @@ class JaxprView:
         notes: list[str] = list(self.full.notes)     # from tracing: what was held static
         start = time.perf_counter()
         try:
-            return self._draw(notes, start)
+            with layout.ctrl_c_noted():      # the views' building too, not only layouts
+                return self._draw(notes, start)
         except KeyboardInterrupt:     # as %jit_compare: stop, and show what there is
             g = self.view_of(V.opened_at(self.folded, 0))
             return _Drawn(g, self.dot(g), None, None, "none",
