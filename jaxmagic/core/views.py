@@ -52,33 +52,38 @@ def contract(g: Graph, rep: Callable[[Node], Any], make: Callable[[Any, list[Nod
         nodes[i] = Node(**{**vars(node), "id": i, "eqns": eqns})
         for m in members:
             new_id[m.id] = i
-    edges = _merged_edges(g.edges, new_id.__getitem__)
+    edges = _merged_edges((new_id[e.src], new_id[e.dst], e) for e in g.edges)
     return Graph(nodes, edges, g.clusters, g.num_equations, list(g.notes),
                  grouping or g.grouping, g.series)
 
 
-def _merged_edges(edges: Iterable[Edge], end: Callable[[int], int]) -> list[Edge]:
-    """`edges` between the nodes `end` maps their ends to: those inside one node vanish,
-    parallel ones with the same label are drawn once (in the order of their first). One
-    pass, one lookup an edge: a choice of depth merges a hundred views' edges."""
-    merged: dict[tuple[int, int], tuple[list[str], list[str], set]] = {}
-    for e in edges:
-        s, d = end(e.src), end(e.dst)
+def _merged_edges(ends: Iterable[tuple[int, int, Edge]]) -> list[Edge]:
+    """Each edge drawn between the nodes its ends merged into, (source, destination,
+    edge): those inside one node vanish, parallel ones with the same label are drawn
+    once (in the order of their first). One pass, one lookup an edge (a choice of depth
+    merges a hundred views' edges); most stand alone, and are only renumbered."""
+    merged: dict[tuple[int, int], Edge | list[Edge]] = {}
+    for s, d, e in ends:
         if s == d:
             continue
-        m = merged.get((s, d))
-        if m is None:
-            merged[s, d] = ([e.label], [e.reshard] if e.reshard else [], {e.value})
-            continue
-        labels, moved, values = m
-        if e.label not in labels:
-            labels.append(e.label)
-        if e.reshard and e.reshard not in moved:
-            moved.append(e.reshard)
-        values.add(e.value)
-    return [Edge(s, d, ls[0] if len(ls) == 1 else f"{len(ls)} arrays", _moved(mv),
-                 next(iter(vs)) if len(vs) == 1 else None)
-            for (s, d), (ls, mv, vs) in merged.items()]
+        m = merged.setdefault((s, d), e)
+        if m is not e:
+            if type(m) is list:
+                m.append(e)
+            else:
+                merged[s, d] = [m, e]
+    return [Edge(s, d, m.label, m.reshard, m.value) if type(m) is not list
+            else _parallel(s, d, m) for (s, d), m in merged.items()]
+
+
+def _parallel(s: int, d: int, edges: list[Edge]) -> Edge:
+    """One edge for parallel ones: their labels once each, their reshards, the value if
+    they carry one."""
+    labels = list(dict.fromkeys(e.label for e in edges))
+    moved = list(dict.fromkeys(e.reshard for e in edges if e.reshard))
+    values = {e.value for e in edges}
+    return Edge(s, d, labels[0] if len(labels) == 1 else f"{len(labels)} arrays",
+                _moved(moved), next(iter(values)) if len(values) == 1 else None)
 
 
 def opened_at(g: Graph, depth: int | None, expand: Iterable[str] = ()) -> set[int]:
@@ -152,13 +157,18 @@ class Collapser:
                 nodes[i] = Node(**{**vars(node), "id": i, "eqns": eqns})
                 group_id[x] = i
 
-        def end(n: int) -> int:
-            c = closed[g.nodes[n].cluster]
-            return new_id[n] if c is None else group_id[c]
-
-        kept = sorted(k for (cs, cd), ks in self.buckets.items()
-                      if closed[cs] is None or closed[cs] != closed[cd] for k in ks)
-        return Graph(nodes, _merged_edges((g.edges[k] for k in kept), end),
+        ends = []          # (edge's index, source, destination): those between calls
+        for (cs, cd), ks in self.buckets.items():      # closed apart, or not closed
+            a, b = closed[cs], closed[cd]
+            if a is not None and a == b:
+                continue
+            src, dst = group_id.get(a), group_id.get(b)
+            for k in ks:
+                e = g.edges[k]
+                ends.append((k, new_id[e.src] if src is None else src,
+                             new_id[e.dst] if dst is None else dst))
+        ends.sort()
+        return Graph(nodes, _merged_edges((s, d, g.edges[k]) for k, s, d in ends),
                      {i: c for i, c in g.clusters.items() if i in opened}, g.num_equations,
                      list(g.notes), g.grouping, g.series)
 
