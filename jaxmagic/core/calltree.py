@@ -209,6 +209,7 @@ class _Recorder:
         self.bases = _module_bases()
         self.kinds: dict[int, tuple[int, Any]] = {}   # id(code) → (_USER, _LIBRARY or
         self.files: dict[str, int] = {}               # _CORE_CODE, code); file → its kind
+        self.callee_only: set[int] = set()    # ids of library functions (see `passes_by`)
         self.open: dict[Any, tuple[Any, str]] = {}   # frame → (scope, label)
         self.stack: list[str] = []
         self.from_library: list[bool] = []    # per open scope: a library call's
@@ -221,7 +222,20 @@ class _Recorder:
         entry = self.kinds.get(id(code))     # by id: hashing a code object hashes its body
         if entry is None:
             entry = self.kinds[id(code)] = (self._classify(code), code)   # held: its id
-        return entry[0]                                                     # stays its own
+            if entry[0] == _LIBRARY and not code.co_name.startswith("__") and \
+                    not stax.is_layer(code):                             # stays its own
+                self.callee_only.add(id(code))
+        return entry[0]
+
+    def passes_by(self, frame) -> bool:
+        """A call of a library's function that a library made, not the user's code: it
+        starts no scope. Most calls a model library makes while traced are its own
+        (Linen's module machinery: 30,000 in a Transformer's step); told apart by two
+        lookups, before the hook pays for `enter`."""
+        if id(frame.f_code) not in self.callee_only or frame.f_back is None:
+            return False
+        caller = self.kinds.get(id(frame.f_back.f_code))
+        return caller is not None and caller[0] != _USER
 
     def _classify(self, code) -> int:
         file = code.co_filename
@@ -248,7 +262,8 @@ class _Recorder:
 
     def may_scope(self, code) -> bool:
         """False for code that never starts a scope, whoever calls it."""
-        return code.co_name == "__call__" or self._kind(code) == _USER or \
+        return code.co_name == "__call__" and self._kind(code) != _CORE_CODE or \
+            self._kind(code) == _USER or \
             self._kind(code) == _LIBRARY and not code.co_name.startswith("__") or \
             stax.is_layer(code)
 
@@ -322,11 +337,13 @@ class _Recorder:
         scope (nearly all of them are JAX's own) costs one dict lookup after its first."""
         quiet: dict[int, Any] = {}       # id(code) → code, as in `kinds`
         open_, enter, leave, may_scope = self.open, self.enter, self.leave, self.may_scope
+        passes_by = self.passes_by
 
         def profile(frame, what: str, arg: Any) -> None:
             if what == "call":
                 code = frame.f_code
-                if id(code) not in quiet and not enter(frame) and not may_scope(code):
+                if id(code) not in quiet and not passes_by(frame) and not enter(frame) \
+                        and not may_scope(code):
                     quiet[id(code)] = code
             elif what == "return" and frame in open_:
                 leave(frame)
@@ -398,7 +415,10 @@ def _monitoring(rec: _Recorder) -> Iterator[None]:
     user_calls: dict[int, Any] = {}    # id(code) → code: those that may start a scope
 
     def start(code, offset):
-        if rec.enter(sys._getframe(1)) or rec.may_scope(code):
+        frame = sys._getframe(1)
+        if rec.passes_by(frame):
+            return None
+        if rec.enter(frame) or rec.may_scope(code):
             user_calls[id(code)] = code
             return None
         return mon.DISABLE
