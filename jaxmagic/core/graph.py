@@ -591,12 +591,13 @@ def _specs(specs: Any) -> str:
 def _where(eqn: Any) -> Site:
     """The user's line: the innermost frame outside JAX and installed libraries (Optax's
     `<lambda>:398` tells a reader nothing)."""
-    frames = list(_compat.source_frames(eqn))
-    src = next((f for f in frames if not calltree.is_library_file(f[0])), None)
+    frames = _compat.source_frames(eqn)      # lazily: a traceback holds dozens
+    lib = next(frames, None)     # the library line inside the user's, for tooltips
+    src = lib if lib is None or not calltree.is_library_file(lib[0]) else \
+        next((f for f in frames if not calltree.is_library_file(f[0])), None)
     if src is None:
         return Site()
     where, text = _where_text(*src)
-    lib = frames[0]      # the library line inside the user's, for tooltips
     if not _compat.is_user_file(lib[0]):
         text += f"  (in {lib[2]}, {os.path.basename(lib[0])}:{lib[1]})"
     return Site(where, text, src[0])
