@@ -188,7 +188,8 @@ def time_limit(seconds: int):
 
 # where the magic's time goes: (phase, module, function), timed where the magic calls them
 PHASES = (("trace", "jaxmagic.core.trace", "trace"), ("build", "jaxmagic.core.graph", "build"),
-          ("layouts", "jaxmagic.render.layout", "render"))
+          ("layouts", "jaxmagic.render.layout", "render"),
+          ("layouts", "jaxmagic.render.layout", "width_pt"))
 
 
 @contextmanager

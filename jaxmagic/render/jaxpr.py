@@ -122,6 +122,7 @@ class JaxprView:
         self.png = png
         self.group = group
         self._layouts: dict[tuple[str, bool], layout.Drawing] = {}  # (DOT, PNG?) → drawing
+        self._widths: dict[str, float] = {}     # DOT → its width laid out, in points
 
     def __getattr__(self, name: str) -> Any:
         """An overlay's result: `view.costs`, `view.memory`, `view.collectives`, …"""
@@ -208,13 +209,17 @@ class JaxprView:
         return self.view_of(*self._choose(width_pt, layouts))
 
     def _measure(self, g: G.Graph) -> fit.Size | None:
-        """The real drawing's size, or None past 1 s; without a PNG, which takes twice as
-        long to render as the layout and is wanted only of the drawing shown."""
-        try:
-            d = self.layout_of(self.dot(g), min(1.0, self.layout_timeout), png=False)
-        except (layout.LayoutTimeout, layout.NoRenderer, RuntimeError):
-            return None
-        return fit.Size((_svg_width(d.svg) or 0) * 3 / 4, fit.estimate(g).ranks)
+        """The real drawing's size, or None past 1 s: laid out by the `dot` kept running
+        (a dozen trials: its start takes longer than most), without a PNG (it takes twice
+        as long to render as the layout and is wanted only of the drawing shown)."""
+        dot = self.dot(g)
+        if dot not in self._widths:
+            try:
+                self._widths[dot] = layout.width_pt(dot, min(1.0, self.layout_timeout),
+                                                    self.renderer) or 0.0
+            except (layout.LayoutTimeout, layout.NoRenderer, RuntimeError):
+                return None
+        return fit.Size(self._widths[dot], fit.estimate(g).ranks)
 
     def layout_of(self, dot: str, timeout: float | None = None,
                   png: bool = False) -> layout.Drawing:
@@ -497,10 +502,8 @@ def _text_px(svg: bytes) -> float:
 
 def _svg_width(svg: bytes) -> float | None:
     """The natural width of a Graphviz SVG in CSS pixels (it writes points)."""
-    import re
-
-    m = re.search(rb'<svg[^>]*\swidth="([\d.]+)pt"', svg[:2000])
-    return float(m.group(1)) * 4 / 3 if m else None
+    width = layout.svg_width_pt(svg)
+    return width * 4 / 3 if width is not None else None
 
 
 class _Plain:

