@@ -319,6 +319,18 @@ def test_unload_stops_the_kept_dot(ip):
     assert layout.width_pt("digraph { a -> b }", 30, "dot") == width
 
 
+def test_a_kept_dot_killed_from_outside_is_started_again():
+    """Whoever ends the kept `dot` (an out-of-memory killer, `pkill dot`), the next
+    measure starts another instead of failing."""
+    if not layout.available("dot"):
+        pytest.skip("dot is not installed")
+    width = layout.width_pt("digraph { a -> b }", 30, "dot")
+    (pid,) = dot_children()
+    os.kill(pid, signal.SIGKILL)
+    assert layout.width_pt("digraph { a -> b }", 30, "dot") == width
+    assert len(dot_children()) == 1 and dot_children() != [pid]
+
+
 def test_unload_then_load_leaves_one_set_of_hooks(ip):
     ip.run_cell("import jax.numpy as jnp")
     assert ours(ip) == LOADED

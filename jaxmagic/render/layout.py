@@ -119,7 +119,8 @@ class _DotServer:
     page of one stream, its clusters maybe in another order). Starting `dot` takes 20-25 ms
     (its plugins and fonts), longer than laying out most trial views, and the automatic
     depth lays out a dozen. Stopped after a timeout, a Ctrl-C or a failure (a syntax
-    error ends it), and started again for the next layout."""
+    error ends it), and started again for the next layout; one that ended since the
+    last (killed from outside) is started again at once."""
 
     _lock = threading.Lock()
     _proc: subprocess.Popen | None = None
@@ -129,16 +130,28 @@ class _DotServer:
     @classmethod
     def render(cls, dot: str, timeout: float) -> bytes:
         with cls._lock:
-            proc = cls._running()
-            out = bytearray()
+            kept = cls._proc is not None and cls._pid == os.getpid()
+            try:
+                return cls._lay_out(dot, timeout)
+            except RuntimeError:
+                if not kept:
+                    raise
+                return cls._lay_out(dot, timeout)   # it ended since the last: once more
+
+    @classmethod
+    def _lay_out(cls, dot: str, timeout: float) -> bytes:
+        proc, out = cls._running(), bytearray()
+        try:
             try:
                 proc.stdin.write(dot.encode() + b"\n")
                 proc.stdin.flush()
-                _wait(lambda seconds: cls._read(proc, out, seconds), timeout)
-            except BaseException:
-                cls._stop()
-                raise
-            return bytes(out)
+            except BrokenPipeError:
+                raise cls._failed() from None
+            _wait(lambda seconds: cls._read(proc, out, seconds), timeout)
+        except BaseException:
+            cls._stop()
+            raise
+        return bytes(out)
 
     @classmethod
     def _running(cls) -> subprocess.Popen:
@@ -158,11 +171,14 @@ class _DotServer:
         if ready:
             chunk = os.read(proc.stdout.fileno(), 1 << 16)
             if not chunk:
-                cls._errors.seek(0)
-                raise RuntimeError("dot failed: " +
-                                   cls._errors.read().decode(errors="replace")[-500:])
+                raise cls._failed()
             out += chunk
         return out.endswith(b"</svg>\n")
+
+    @classmethod
+    def _failed(cls) -> RuntimeError:
+        cls._errors.seek(0)
+        return RuntimeError("dot failed: " + cls._errors.read().decode(errors="replace")[-500:])
 
     @classmethod
     def _stop(cls) -> None:
