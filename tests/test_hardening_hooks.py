@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 import os
 import signal
+import sys
 import threading
 import time
 
@@ -22,7 +23,7 @@ from conftest import run
 from hardening.state import GlobalState
 
 import jaxmagic
-from jaxmagic.render import layout
+from jaxmagic.render import fit, layout
 
 # ---- nothing runs twice -------------------------------------------------------------------
 
@@ -183,6 +184,14 @@ def _layers(v):
     return jnp.sum(v)
 
 
+def _searching() -> bool:
+    """Whether the automatic depth is searching its views (`fit._search`) below here."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code is not fit._search.__code__:
+        frame = frame.f_back
+    return frame is not None
+
+
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_ctrl_c_swallowed_while_the_views_are_built_stops_the_drawing(default_sigint):
     """A Ctrl-C that lands in a garbage collector's callback while the automatic depth
@@ -194,17 +203,23 @@ def test_ctrl_c_swallowed_while_the_views_are_built_stops_the_drawing(default_si
     fired = []
 
     def sends_ctrl_c(phase, info):        # the handler runs here, in the collector
-        if phase == "start" and not fired:
+        if phase == "start" and not fired and _searching():
             fired.append(1)
             os.kill(os.getpid(), signal.SIGINT)
             for _ in range(1000):           # bytecodes for it to be delivered on
                 pass
 
+    thresholds, enabled = gc.get_threshold(), gc.isenabled()
     gc.callbacks.append(sends_ctrl_c)
+    gc.set_threshold(50)                  # a collection soon after the search starts
+    gc.enable()
     try:
         bundle = view._repr_mimebundle_()
     finally:
         gc.callbacks.remove(sends_ctrl_c)
+        gc.set_threshold(*thresholds)
+        if not enabled:
+            gc.disable()
     assert fired
     assert "layout interrupted (Ctrl-C)" in bundle["text/plain"]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler   # restored
