@@ -8,6 +8,7 @@ from typing import Any, Iterable
 
 from . import overlays as O
 from .core import graph as _graph
+from .core import interrupt
 from .core import trace as _trace
 from .core.target import BoundCall
 from .render.jaxpr import JaxprView
@@ -23,7 +24,10 @@ def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
     `budget` is the seconds `--profile` may run, `values_budget` the values `--values`
     summarises in full; `options` are the view's."""
     __tracebackhide__ = True
-    traced = _trace.trace(call, static_argnums=static_argnums, static_argnames=static_argnames)
+    with interrupt.ctrl_c_noted():      # one the collector drops while JAX traces too
+        traced = _trace.trace(call, static_argnums=static_argnums,
+                              static_argnames=static_argnames)
+        interrupt.stop_if_interrupted()
     stage_text = _trace.stage_text(traced, stage) if stage != "jaxpr" else None
     names = set(overlays)
     asked = [(o, o.given(names)) for o in O.REGISTRY if o.given(names)]

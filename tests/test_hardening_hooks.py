@@ -17,12 +17,14 @@ import signal
 import sys
 import threading
 import time
+from contextlib import contextmanager
 
 import pytest
 from conftest import run
 from hardening.state import GlobalState
 
 import jaxmagic
+from jaxmagic.core import interrupt
 from jaxmagic.render import fit, layout
 
 # ---- nothing runs twice -------------------------------------------------------------------
@@ -184,12 +186,40 @@ def _layers(v):
     return jnp.sum(v)
 
 
-def _searching() -> bool:
-    """Whether the automatic depth is searching its views (`fit._search`) below here."""
+def _inside(code) -> bool:
+    """Whether a call of `code` is running below here."""
     frame = sys._getframe(1)
-    while frame is not None and frame.f_code is not fit._search.__code__:
+    while frame is not None and frame.f_code is not code:
         frame = frame.f_back
     return frame is not None
+
+
+@contextmanager
+def collector_sends_ctrl_c(inside):
+    """SIGINT from the garbage collector's first collection inside a call of `inside`
+    (the collector's threshold lowered for the block, so one comes soon): the handler
+    runs there, in the collector, which prints its KeyboardInterrupt and drops it.
+    Yields the list that holds, once it was sent, the calls `_many_calls` had made."""
+    fired = []
+
+    def sends_ctrl_c(phase, info):
+        if phase == "start" and not fired and _inside(inside.__code__):
+            fired.append(len(_STEPS))
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):           # bytecodes for it to be delivered on
+                pass
+
+    thresholds, enabled = gc.get_threshold(), gc.isenabled()
+    gc.callbacks.append(sends_ctrl_c)
+    gc.set_threshold(50)
+    gc.enable()
+    try:
+        yield fired
+    finally:
+        gc.callbacks.remove(sends_ctrl_c)
+        gc.set_threshold(*thresholds)
+        if not enabled:
+            gc.disable()
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
@@ -200,30 +230,43 @@ def test_ctrl_c_swallowed_while_the_views_are_built_stops_the_drawing(default_si
     shows the text it has."""
     import jax.numpy as jnp
     view = jaxmagic.trace(_layers, jnp.ones(4)).configure(png=False)
-    fired = []
-
-    def sends_ctrl_c(phase, info):        # the handler runs here, in the collector
-        if phase == "start" and not fired and _searching():
-            fired.append(1)
-            os.kill(os.getpid(), signal.SIGINT)
-            for _ in range(1000):           # bytecodes for it to be delivered on
-                pass
-
-    thresholds, enabled = gc.get_threshold(), gc.isenabled()
-    gc.callbacks.append(sends_ctrl_c)
-    gc.set_threshold(50)                  # a collection soon after the search starts
-    gc.enable()
-    try:
+    with collector_sends_ctrl_c(fit._search) as fired:
         bundle = view._repr_mimebundle_()
-    finally:
-        gc.callbacks.remove(sends_ctrl_c)
-        gc.set_threshold(*thresholds)
-        if not enabled:
-            gc.disable()
     assert fired
     assert "layout interrupted (Ctrl-C)" in bundle["text/plain"]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler   # restored
-    assert layout._noted == []
+    assert interrupt._notes == []
+
+
+_STEPS: list[int] = []       # one a call of `step` traced
+
+
+def _many_calls(v):
+    import jax.numpy as jnp
+
+    def step(u):
+        _STEPS.append(1)
+        return jnp.sin(u) + 1.0
+
+    for _ in range(300):
+        v = step(v)
+    return v
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_ctrl_c_swallowed_while_jax_traces_stops_the_trace(default_sigint):
+    """The same Ctrl-C, dropped while JAX traces the user's function (a train step makes a
+    million calls and garbage all the time), stops the magic once the trace returns
+    instead of drawing. (Not at the next call the call tree records: an exception
+    raised from the 3.11 profile hook can crash the interpreter.)"""
+    import jax.numpy as jnp
+    _STEPS.clear()
+    with collector_sends_ctrl_c(_many_calls) as fired, pytest.raises(KeyboardInterrupt):
+        jaxmagic.trace(_many_calls, jnp.ones(4))
+    assert fired and fired[0] < len(_STEPS) == 300, (fired, len(_STEPS))
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler   # restored
+    assert interrupt._notes == []
+    assert jaxmagic.trace(_many_calls, jnp.ones(4)).num_equations == 600     # and again
 
 
 @pytest.mark.parametrize("engine", ["dot", "wasm"])

@@ -15,9 +15,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ..core import graph as G
+from ..core import interrupt
 from ..core import views as V
 from . import dot as D
-from . import layout
 
 CELL_PX = 940         # measured: a graph's drawn width in nbconvert's page at 1100 px
 MIN_TEXT_PX = 8.0
@@ -356,7 +356,7 @@ class _Trials:
     def fits(self, trial: set[int], lined: frozenset[int], whole: frozenset[int],
              sure: bool = False) -> bool:
         """Whether the trial fits; `sure`: a close one is laid out past the budget."""
-        layout.stop_if_interrupted()
+        interrupt.stop_if_interrupted()
         view = (trial, lined, whole)
         if self._too_wide(view):
             return False

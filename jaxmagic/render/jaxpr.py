@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..core import graph as G
+from ..core import interrupt
 from ..core import views as V
 from . import fit, layout
 from . import html as H
@@ -283,7 +284,7 @@ class JaxprView:
         notes: list[str] = list(self.full.notes)     # from tracing: what was held static
         start = time.perf_counter()
         try:
-            with layout.ctrl_c_noted():      # the views' building too, not only layouts
+            with interrupt.ctrl_c_noted():   # the views' building too, not only layouts
                 return self._draw(notes, start)
         except KeyboardInterrupt:     # as %jit_compare: stop, and show what there is
             g = self.view_of(V.opened_at(self.folded, 0))

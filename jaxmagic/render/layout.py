@@ -15,14 +15,14 @@ import os
 import re
 import select
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..core import interrupt
 
 HOW_TO_GET_ONE = ("no graph renderer: install Graphviz (`apt-get install graphviz`, "
                   "`brew install graphviz`, `conda install graphviz`) or "
@@ -194,12 +194,12 @@ def _wait(finished, timeout: float) -> None:
     in short steps: LayoutTimeout past `timeout` seconds, KeyboardInterrupt at once on
     Ctrl-C (even one whose exception Python swallowed)."""
     deadline = time.monotonic() + timeout
-    with ctrl_c_noted():
+    with interrupt.ctrl_c_noted():
         while not finished(0.02):
-            stop_if_interrupted()
+            interrupt.stop_if_interrupted()
             if time.monotonic() > deadline:
                 raise LayoutTimeout(f"layout took longer than {timeout:g} s")
-        stop_if_interrupted()
+        interrupt.stop_if_interrupted()
 
 
 def _exited(proc: subprocess.Popen, seconds: float) -> bool:
@@ -208,46 +208,6 @@ def _exited(proc: subprocess.Popen, seconds: float) -> bool:
     except subprocess.TimeoutExpired:
         return False
     return True
-
-
-_noted: list[threading.Event] = []     # the Ctrl-C watch open on the main thread, if any
-
-
-@contextmanager
-def ctrl_c_noted():
-    """Note a Ctrl-C for `stop_if_interrupted` while the block runs. Python raises
-    KeyboardInterrupt at the main thread's next bytecode, which may be a weakref callback
-    or `__del__` run by the garbage collector; there it is printed and dropped ("Exception
-    ignored in ...") and the work would go on (seen in CI: a layout ran to its budget;
-    building a hundred trial views makes garbage all the time). The note survives that.
-    Nested blocks share the outermost's note."""
-    if _noted or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.getsignal(signal.SIGINT)
-    if not callable(previous):          # SIG_IGN, or SIG_DFL: Ctrl-C does not reach Python
-        yield
-        return
-    seen = threading.Event()
-
-    def noted(signum, frame):
-        seen.set()
-        previous(signum, frame)
-
-    signal.signal(signal.SIGINT, noted)
-    _noted.append(seen)
-    try:
-        yield
-    finally:
-        _noted.remove(seen)
-        signal.signal(signal.SIGINT, previous)
-
-
-def stop_if_interrupted() -> None:
-    """KeyboardInterrupt if a Ctrl-C came inside `ctrl_c_noted` (its own exception may
-    have been dropped where it was raised)."""
-    if _noted and _noted[0].is_set():
-        raise KeyboardInterrupt
 
 
 def _wasm_available() -> bool:
