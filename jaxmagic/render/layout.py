@@ -56,10 +56,7 @@ def available(renderer: str = "auto") -> list[str]:
 
 def render(dot: str, timeout: float, renderer: str = "auto", png: bool = False) -> Drawing:
     """Lay out `dot`; raise LayoutTimeout past `timeout` seconds, NoRenderer if none."""
-    engines = available(renderer)
-    if not engines:
-        raise NoRenderer(HOW_TO_GET_ONE)
-    if engines[0] == "dot":
+    if _engine(renderer) == "dot":
         return _render_dot(dot, timeout, png)
     return Drawing(_Wasm.get().render(dot, timeout), None, "wasm")
 
@@ -68,11 +65,16 @@ def width_pt(dot: str, timeout: float, renderer: str = "auto") -> float | None:
     """The width `render` would draw `dot` at, in points (None: no size in the SVG), by
     the `dot` kept running (`_DotServer`): its drawing's elements may come in another
     order than a `dot` of their own writes them, so only its size is read."""
+    return svg_width_pt(_DotServer.render(dot, timeout) if _engine(renderer) == "dot" else
+                        _Wasm.get().render(dot, timeout))
+
+
+def _engine(renderer: str) -> str:
+    """The renderer a layout uses for a `JaxMagic.renderer` setting; NoRenderer if none."""
     engines = available(renderer)
     if not engines:
         raise NoRenderer(HOW_TO_GET_ONE)
-    return svg_width_pt(_DotServer.render(dot, timeout) if engines[0] == "dot" else
-                        _Wasm.get().render(dot, timeout))
+    return engines[0]
 
 
 def close() -> None:
