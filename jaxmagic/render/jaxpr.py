@@ -214,27 +214,22 @@ class JaxprView:
         (a dozen trials: its start takes longer than most), without a PNG (it takes twice
         as long to render as the layout and is wanted only of the drawing shown)."""
         dot = self.dot(g)
-        if dot not in self._widths:
-            try:
-                self._widths[dot] = layout.width_pt(dot, min(1.0, self.layout_timeout),
-                                                    self.renderer) or 0.0
-            except (layout.LayoutTimeout, layout.NoRenderer, RuntimeError):
-                return None
-        return fit.Size(self._widths[dot], fit.estimate(g).ranks)
+        try:
+            width = _kept(self._widths, dot, lambda: layout.width_pt(
+                dot, min(1.0, self.layout_timeout), self.renderer) or 0.0)
+        except (layout.LayoutTimeout, layout.NoRenderer, RuntimeError):
+            return None
+        return fit.Size(width, fit.estimate(g).ranks)
 
     def layout_of(self, dot: str, timeout: float | None = None,
                   png: bool = False) -> layout.Drawing:
         """`dot` laid out (within `timeout` seconds, the view's `layout_timeout` by
         default): each DOT source once, and once more where a PNG is wanted after all. The
-        one layout cache of the view and of its explorer; past `KEPT_LAYOUTS` the oldest
-        layouts go first."""
-        d = self._layouts.get((dot, True)) or self._layouts.get((dot, png))
-        if d is None:
-            if len(self._layouts) >= KEPT_LAYOUTS:
-                del self._layouts[next(iter(self._layouts))]
-            d = self._layouts[dot, png] = layout.render(
-                dot, self.layout_timeout if timeout is None else timeout, self.renderer, png)
-        return d
+        one layout cache of the view and of its explorer (the trials' widths apart); past
+        `KEPT_LAYOUTS` the oldest layouts go first."""
+        d = self._layouts.get((dot, True))
+        return d if d is not None else _kept(self._layouts, (dot, png), lambda: layout.render(
+            dot, self.layout_timeout if timeout is None else timeout, self.renderer, png))
 
     @property
     def _named(self) -> tuple[str, ...]:
@@ -499,6 +494,15 @@ def _over(below: dict, above: dict) -> dict:
 def _text_px(svg: bytes) -> float:
     """The drawing's smallest text on screen when scaled to the cell width."""
     return fit.Size((_svg_width(svg) or 0) * 3 / 4, 0).text_px()
+
+
+def _kept(cache: dict, key: Any, make: Any) -> Any:
+    """`cache[key]`, made once; past `KEPT_LAYOUTS` entries the oldest go first."""
+    if key not in cache:
+        if len(cache) >= KEPT_LAYOUTS:
+            del cache[next(iter(cache))]
+        cache[key] = make()
+    return cache[key]
 
 
 def _svg_width(svg: bytes) -> float | None:
