@@ -6,9 +6,10 @@ flat-tree `ft_in`; source info lives in `jax._src`.
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import jax
 from jax.extend import core as _core
@@ -126,14 +127,30 @@ def fresh_traces() -> Any:
     return state(_FRESH_TRACE_REGEX)
 
 
-def source_frames(eqn: Any) -> Iterator[tuple[str, int, str]]:
-    """(file, line, function) of each frame outside JAX and jaxmagic that emitted `eqn`,
-    innermost first, lazily (callers usually want the first of a kind)."""
+def source_frames(eqn: Any, skip: Callable[[str], bool] | None = None) \
+        -> Iterator[tuple[str, int, str]]:
+    """(file, line, function) of each frame outside JAX and jaxmagic that emitted `eqn`
+    (and, given `skip`, outside the files it names), innermost first, lazily: callers
+    want the first of a kind, and a frame's line is worked out only for those asked for
+    (a Haiku ResNet50 step's 6,924 equations pass 128,000 frames of its module machinery
+    on the way to the user's line)."""
     from jax._src import source_info_util
 
-    return ((f.file_name, f.start_line, f.function_name)
-            for f in source_info_util.user_frames(eqn.source_info.traceback)
-            if not f.file_name.startswith(_OWN_DIR))
+    tb = eqn.source_info.traceback
+    codes, lastis = tb.raw_frames() if tb else ([], [])
+    for code, lasti in zip(codes, lastis):
+        file = code.co_filename
+        if _shown(file) and not (skip and skip(file)):
+            f = source_info_util.raw_frame_to_frame(code, lasti)
+            yield f.file_name, f.start_line, f.function_name
+
+
+@functools.lru_cache(maxsize=4096)
+def _shown(file: str) -> bool:
+    """Outside JAX (as JAX's own `user_frames` tells) and outside jaxmagic."""
+    from jax._src import source_info_util
+
+    return source_info_util.is_user_filename(file) and not file.startswith(_OWN_DIR)
 
 
 def is_backward(eqn: Any) -> bool:

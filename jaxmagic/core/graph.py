@@ -326,6 +326,7 @@ class _Builder:
         # what each cluster (None: the top) holds, in walk order: ("n", node) / ("c", cluster)
         self.order: dict[int | None, list[tuple[str, int]]] = defaultdict(list)
         self.first_eqn: dict[int, Any] = {}    # a scope's first equation: where it is called
+        self.is_library_file = calltree.library_test()
 
     def label_of(self, atom: Any) -> str:
         found = None if _compat.is_literal(atom) else self.types.get(atom)
@@ -427,7 +428,7 @@ class _Builder:
         index = self.num_equations
         self.num_equations += 1
         prim = eqn.primitive.name
-        site = _where(eqn)
+        site = _where(eqn, self.is_library_file)
         kind = CALLS.get(prim)
         subs = bodies(eqn)
         loop = {"scan": self.scan, "cond": self.cond, "while": self.while_}.get(prim)
@@ -588,13 +589,12 @@ def _specs(specs: Any) -> str:
     return str(specs).replace("PartitionSpec", "P")
 
 
-def _where(eqn: Any) -> Site:
+def _where(eqn: Any, is_library_file: Callable[[str], bool]) -> Site:
     """The user's line: the innermost frame outside JAX and installed libraries (Optax's
-    `<lambda>:398` tells a reader nothing)."""
-    frames = _compat.source_frames(eqn)      # lazily: a traceback holds dozens
-    lib = next(frames, None)     # the library line inside the user's, for tooltips
-    src = lib if lib is None or not calltree.is_library_file(lib[0]) else \
-        next((f for f in frames if not calltree.is_library_file(f[0])), None)
+    `<lambda>:398` tells a reader nothing); the library's line inside it, for tooltips."""
+    lib = next(_compat.source_frames(eqn), None)
+    src = lib if lib is None or not is_library_file(lib[0]) else \
+        next(_compat.source_frames(eqn, skip=is_library_file), None)
     if src is None:
         return Site()
     where, text = _where_text(*src)
