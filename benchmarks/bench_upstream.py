@@ -6,8 +6,8 @@ data. Each step is built as the example's `train_and_evaluate` builds it (`nnx.j
 `jax.jit` with its static arguments, `optax.adamw` with the example's own learning-rate
 schedule, `create_learning_rate_schedule`; no mesh) and drawn by `%jaxpr` in a real IPython
 shell, at default settings. Per graph: the smallest text on screen at 1100 px (940 px of cell), the
-nodes drawn, the seconds the magic took, the SVG's size, how the view is grouped, and the
-groups that name the model's own code.
+nodes drawn, the seconds the magic took (once the cells' own dispatched work has finished),
+the SVG's size, how the view is grouped, and the groups that name the model's own code.
 
 The examples' IO libraries are not needed by a train step: TensorFlow (lm1b's input
 pipeline) and clu's TensorBoard writers stand in as empty modules when not installed;
