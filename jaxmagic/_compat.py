@@ -6,7 +6,6 @@ flat-tree `ft_in`; source info lives in `jax._src`.
 """
 from __future__ import annotations
 
-import functools
 import os
 import re
 from typing import Any, Callable, Iterator
@@ -140,17 +139,12 @@ def source_frames(eqn: Any, skip: Callable[[str], bool] | None = None) \
     codes, lastis = tb.raw_frames() if tb else ([], [])
     for code, lasti in zip(codes, lastis):
         file = code.co_filename
-        if _shown(file) and not (skip and skip(file)):
+        # outside JAX, as JAX tells (its answer is cached per file, and forgotten when a
+        # library registers its files as JAX's: Flax's module machinery), and outside us
+        if source_info_util.is_user_filename(file) and not file.startswith(_OWN_DIR) \
+                and not (skip and skip(file)):
             f = source_info_util.raw_frame_to_frame(code, lasti)
             yield f.file_name, f.start_line, f.function_name
-
-
-@functools.lru_cache(maxsize=4096)
-def _shown(file: str) -> bool:
-    """Outside JAX (as JAX's own `user_frames` tells) and outside jaxmagic."""
-    from jax._src import source_info_util
-
-    return source_info_util.is_user_filename(file) and not file.startswith(_OWN_DIR)
 
 
 def is_backward(eqn: Any) -> bool:
