@@ -57,8 +57,8 @@ def contract(g: Graph, rep: Callable[[Node], Any], make: Callable[[Any, list[Nod
 
 def _renumbered(node: Node, i: int, **changes: Any) -> Node:
     """`node` as node `i`: a copy made without the dataclass's keyword `__init__` or
-    `replace`'s walk over the fields (a choice of depth copies thousands of nodes per
-    trial view; this takes 40% of the time)."""
+    `replace`'s walk over the fields: 0.9 µs a node against 2.3, and a choice of depth
+    copies thousands of nodes per trial view."""
     copy = object.__new__(Node)
     copy.__dict__.update(vars(node), id=i, **changes)
     return copy
