@@ -157,8 +157,10 @@ def test_collector_while_jit_compare_traces(first, last, collects):
     only_on(first, last)
     seen = []
 
+    # jit's traces while explanations are on: when jit loses to eager (noise, on this tiny
+    # call), %jit_compare traces once more afterwards, to name the costliest groups.
     def f(x):
-        if isinstance(x, jax.core.Tracer):      # jit tracing it, with explanations on
+        if isinstance(x, jax.core.Tracer) and _compat.config_flag("jax_explain_cache_misses"):
             seen.append(gc.isenabled())
         return x * 2
 
