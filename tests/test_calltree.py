@@ -475,15 +475,44 @@ def test_the_width_estimate_ranks_what_follows_a_cycle():
     assert len(set(rank.values())) >= 4
 
 
-def test_a_library_from_a_pth_folder_is_grouped_as_in_site_packages(tmp_path):
-    """Issue 25.8: the same cell grouped differently by how a library is installed. A
-    copy of einops in a folder that a `.pth` file puts first on `sys.path` (as editable
-    installs, conda and `pip --target` do) was taken for the user's code: its helpers
-    (`_apply_recipe`, `reshape #0`) drawn as groups instead of one `einops.rearrange`."""
+def _run_step(script: str, cwd, *argv) -> list[str]:
+    """`script` run by this Python with jaxmagic importable: its printed lines."""
     import os
-    import shutil
     import subprocess
     import sys
+
+    env = {**os.environ,
+           "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(jaxmagic.__file__)))}
+    (cwd / "step.py").write_text(script)
+    run = subprocess.run([sys.executable, "step.py", *map(str, argv)], capture_output=True,
+                         text=True, env=env, cwd=cwd, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return run.stdout.strip().splitlines()
+
+
+_EINOPS_STEP = (
+    "import site, sys\n"
+    "if len(sys.argv) > 1:\n"
+    "    site.addsitedir(sys.argv[1])\n"
+    "import jax.numpy as jnp, einops, jaxmagic\n"
+    "def patches(x):\n"
+    "    return jnp.tanh(einops.rearrange(x, 'b (h p) c -> b h (p c)', p=2))\n"
+    "view = jaxmagic.trace(patches, jnp.ones((2, 8, 3)))\n"
+    "print(einops.__file__)\n"
+    "print(sorted({c.label for c in view.full.clusters.values()}))\n")
+
+
+@pytest.mark.parametrize("layout", ["pip --target", "editable"])
+def test_a_library_from_a_pth_folder_is_grouped_as_in_site_packages(tmp_path, layout):
+    """Issue 25.8: the same cell grouped differently by how a library is installed. Einops
+    in a folder that a `.pth` file puts first on `sys.path` was taken for the user's code:
+    its helpers (`_apply_recipe`, `reshape #0`) drawn as groups instead of one
+    `einops.rearrange`. Laid out as `pip install --target` does (the package and its
+    metadata in that folder), and as an editable install does (the metadata in
+    site-packages, the code in a folder of its own)."""
+    import importlib.metadata
+    import os
+    import shutil
 
     import einops
 
@@ -491,29 +520,56 @@ def test_a_library_from_a_pth_folder_is_grouped_as_in_site_packages(tmp_path):
     for d in (libs, site_dir, user):
         d.mkdir()
     shutil.copytree(os.path.dirname(einops.__file__), libs / "einops")
+    meta = importlib.metadata.distribution("einops")._path       # its *.dist-info folder
+    if layout == "pip --target":
+        shutil.copytree(meta, libs / meta.name)
+    else:       # metadata without a copy beside it: the code is where the .pth points
+        shutil.copytree(meta, site_dir / meta.name)
+        (site_dir / meta.name / "top_level.txt").write_text("einops\n")
     (site_dir / "extra.pth").write_text(f"import sys; sys.path.insert(0, {str(libs)!r})\n")
-    (user / "step.py").write_text(
-        "import site, sys\n"
-        "if len(sys.argv) > 1:\n"
-        "    site.addsitedir(sys.argv[1])\n"
-        "import jax.numpy as jnp, einops, jaxmagic\n"
-        "def patches(x):\n"
-        "    return jnp.tanh(einops.rearrange(x, 'b (h p) c -> b h (p c)', p=2))\n"
-        "view = jaxmagic.trace(patches, jnp.ones((2, 8, 3)))\n"
-        "print(einops.__file__)\n"
-        "print(sorted({c.label for c in view.full.clusters.values()}))\n")
-    env = {**os.environ,
-           "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(jaxmagic.__file__)))}
     out = {}
     for where in ("site-packages", "pth"):
-        args = [sys.executable, "step.py"] + ([str(site_dir)] if where == "pth" else [])
-        run = subprocess.run(args, capture_output=True, text=True, env=env, cwd=user,
-                             timeout=120)
-        assert run.returncode == 0, run.stderr[-2000:]
-        file, labels = run.stdout.strip().splitlines()[-2:]
+        file, labels = _run_step(_EINOPS_STEP, user, *([site_dir] if where == "pth" else []))[-2:]
         assert file.startswith(str(libs)) == (where == "pth"), file
         out[where] = labels
     assert out["pth"] == out["site-packages"] == "['einops.rearrange', 'patches']", out
+
+
+def test_a_clone_whose_package_name_a_wheel_also_installs_is_the_users_code(tmp_path):
+    """dm-haiku's wheel installs a top-level package named `examples`. A clone of Haiku's
+    examples run as `examples.step` (`sys.path` holding the clone, as the examples' own
+    scripts are run) is the user's code: its functions are groups and its calls into
+    Optax are `opt.update` and `optax.apply_updates`; taken for the wheel's, the train
+    step's optimizer spilled loose into the top of the picture."""
+    import importlib.metadata
+
+    assert "examples" in importlib.metadata.distribution("dm-haiku").read_text(
+        "top_level.txt").split(), "the premise: the wheel claims `examples`"
+    clone, work = tmp_path / "clone", tmp_path / "work"
+    (clone / "examples").mkdir(parents=True)
+    work.mkdir()
+    (clone / "examples" / "__init__.py").write_text("")
+    (clone / "examples" / "step.py").write_text(
+        "import jax, jax.numpy as jnp, optax\n"
+        "opt = optax.adam(1e-3)\n"
+        "def loss(p, x):\n"
+        "    return jnp.sum(jnp.tanh(x @ p['w']) ** 2)\n"
+        "@jax.jit\n"
+        "def update(p, s, x):\n"
+        "    g = jax.grad(loss)(p, x)\n"
+        "    u, s = opt.update(g, s)\n"
+        "    return optax.apply_updates(p, u), s\n")
+    lines = _run_step(
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "import jax.numpy as jnp, jaxmagic\n"
+        "from examples import step\n"
+        "p = {'w': jnp.ones((3, 3))}\n"
+        "view = jaxmagic.trace(step.update, p, step.opt.init(p), jnp.ones((2, 3)))\n"
+        "print(step.__file__)\n"
+        "print(sorted({c.label for c in view.full.clusters.values()}))\n", work, clone)
+    assert lines[-2] == str(clone / "examples" / "step.py"), lines
+    labels = eval(lines[-1])
+    assert {"loss", "opt.update", "optax.apply_updates"} <= set(labels), labels
 
 
 def test_a_cprofile_running_around_the_magic_keeps_running(ip):
@@ -533,3 +589,27 @@ def test_a_cprofile_running_around_the_magic_keeps_running(ip):
     assert view.num_equations >= 1
     if not hasattr(sys, "monitoring"):     # 3.12+ records through sys.monitoring instead
         assert after is profile
+
+
+def test_a_library_call_through_a_chain_is_named_as_written():
+    """Haiku's examples update with `optimiser().update(grads, opt_state)`: the group was
+    named `optimiser` (the name before the first parenthesis). A chain is named through
+    its calls, arguments left out; the chain after a call (`.mean()`) is not the call's."""
+    import optax
+
+    def optimiser():
+        return optax.adam(1e-3)
+
+    def loss(p, x, y):
+        return optax.sigmoid_binary_cross_entropy(x @ p, y).mean()
+
+    def step(p, s, x, y):
+        g = jax.grad(loss)(p, x, y)
+        u, s = optimiser().update(g, s)
+        return optax.apply_updates(p, u), s
+
+    p = jnp.ones((3, 2))
+    view = jaxmagic.trace(step, p, optimiser().init(p), jnp.ones((4, 3)), jnp.ones((4, 2)))
+    labels = {c.label for c in view.full.clusters.values()}
+    assert {"optimiser().update", "optax.sigmoid_binary_cross_entropy",
+            "optax.apply_updates"} <= labels, sorted(labels)

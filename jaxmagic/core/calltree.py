@@ -26,6 +26,7 @@ import re
 import site
 import sys
 import sysconfig
+from collections import defaultdict
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
@@ -63,18 +64,24 @@ def installed(path: str) -> bool:
     belongs to an installed library all the same: a file is known by the module it is
     imported as, so its top-level package is the first name of its path below the
     `sys.path` entry it was found on (as `import` finds it), and that package is a
-    library when an installed distribution provides it (`importlib.metadata`) or the
-    standard library has it, whatever folder holds it (a `.pth` entry, `PYTHONPATH`, an
-    editable install, conda, `dist-packages`). The user's own files stay theirs: a
-    script's folder, the working directory's files, and a package nobody installed."""
+    library when the standard library has it or an installed distribution provides it
+    (`importlib.metadata`), whatever folder holds it (a `.pth` entry, `PYTHONPATH`, an
+    editable install, conda, `dist-packages`), unless that distribution keeps a copy of
+    its own elsewhere: dm-haiku's wheel installs a package named `examples`, and a clone
+    of Haiku's examples, run as `examples.transformer.train`, is the user's code, not the
+    wheel's. The user's own files stay theirs: a script's folder, the working directory's
+    files, and a package nobody installed."""
     path = os.path.realpath(path)
-    top = _top_level(path)
-    if top is None:
+    found = _top_level(path)
+    if found is None:
         return False
+    top, here = found
     cwd = _cwd()
     if cwd != "/" and path.startswith(cwd):
         return False
-    return top in _distributions() or top in getattr(sys, "stdlib_module_names", ())
+    if top in getattr(sys, "stdlib_module_names", ()):
+        return True
+    return any(copy is None or copy == here for copy in _distributions().get(top, ()))
 
 
 def is_library_file(file: str) -> bool:
@@ -105,15 +112,16 @@ def _cwd() -> str:
         return "/"
 
 
-def _top_level(path: str) -> str | None:
-    """The first name of `path` below the longest `sys.path` entry holding it."""
+def _top_level(path: str) -> tuple[str, str] | None:
+    """(the first name of `path` below the longest `sys.path` entry holding it, the real
+    path of that package's folder or module file)."""
     roots = _roots(tuple(sys.path))
     root = next((r for r in roots if path.startswith(r)), None)
     if root is None:
         return None
     first = path[len(root):].split("/", 1)[0]
     name = first[:-3] if first.endswith(".py") else first.split(".", 1)[0]
-    return name or None
+    return (name, root + first) if name else None
 
 
 @functools.lru_cache(maxsize=8)
@@ -126,16 +134,31 @@ def _roots(entries: tuple[str, ...]) -> tuple[str, ...]:
 
 
 @functools.cache
-def _distributions() -> frozenset[str]:
-    """Top-level import names that installed distributions provide: `top_level.txt`,
-    else the first names in `RECORD`, as `importlib.metadata.packages_distributions`
-    finds them, read as text (it makes a path object of every file a distribution
-    installed: 0.7 s on the first `%jaxpr` of a session, against 0.02 s)."""
+def _distributions() -> dict[str, tuple[str | None, ...]]:
+    """Top-level import name → where each installed distribution that provides it keeps
+    its copy (real path; None where it keeps none beside its metadata: an editable
+    install's code lives elsewhere). Names from `top_level.txt`, else the first names in
+    `RECORD`, as `importlib.metadata.packages_distributions` finds them, read as text (it
+    makes a path object of every file a distribution installed: 0.7 s on the first
+    `%jaxpr` of a session, against 0.02 s)."""
+    out: dict[str, list[str | None]] = defaultdict(list)
     try:
         from importlib.metadata import distributions
-        return frozenset(name for dist in distributions() for name in _top_names(dist))
+        for dist in distributions():
+            for name in _top_names(dist):
+                out[name].append(_copy(dist, name))
     except Exception:  # noqa: BLE001 - broken metadata: none known
-        return frozenset()
+        return {}
+    return {name: tuple(copies) for name, copies in out.items()}
+
+
+def _copy(dist, name: str) -> str | None:
+    """The real path of `dist`'s own copy of the top-level `name`, None if it has none."""
+    base = str(dist.locate_file(name))
+    for candidate in (base, base + ".py"):
+        if os.path.exists(candidate):
+            return os.path.realpath(candidate)
+    return None
 
 
 def _top_names(dist) -> set[str]:
@@ -392,17 +415,44 @@ def _library_label(frame) -> str:
 @functools.lru_cache(maxsize=4096)
 def _written_at(code, lasti: int) -> str | None:
     try:
-        line, end, col, _ = list(code.co_positions())[lasti // 2]
+        line, end, col, end_col = list(code.co_positions())[lasti // 2]
     except (IndexError, ValueError):
         return None
     if line is None or col is None:
         return None
-    text = linecache.getline(code.co_filename, line)[col:]
+    text = linecache.getline(code.co_filename, line)
+    return _callee(text[col:end_col] if end == line and end_col else text[col:])
+
+
+def _callee(text: str) -> str | None:
+    """The callee of the call `text` (the call's own source, or its first line): a dotted
+    name (`optax.apply_updates`), through the calls it chains (`optimiser().update`, a
+    Haiku example's optimizer: its arguments left out); None where the call is not of
+    one (`f(x)(y)` calls `f`'s result)."""
     m = _CALLEE.match(text)
-    if not m or not text[m.end():].lstrip().startswith("("):
+    if not m:
         return None
-    name = m.group(0)
+    name, rest = m.group(0), text[m.end():].lstrip()
+    while rest.startswith("("):
+        after = _closed(rest)
+        chained = _CALLEE.match(after[1:]) if after is not None and after[:1] == "." else None
+        if chained is None:
+            break
+        name += "()." + chained.group(0)
+        rest = after[1 + chained.end():].lstrip()
+    if not rest.startswith("("):
+        return None
     return name[len("self."):] if name.startswith("self.") else name
+
+
+def _closed(text: str) -> str | None:
+    """What follows the parenthesis `text` opens, once closed on this line; else None."""
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += (ch in "([{") - (ch in ")]}")
+        if depth == 0:
+            return text[i + 1:]
+    return None
 
 
 def _written(caller) -> str | None:
