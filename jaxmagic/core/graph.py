@@ -13,7 +13,7 @@ import linecache
 import os
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, NamedTuple
 
 import numpy as np
@@ -321,7 +321,7 @@ class _Builder:
         self.nodes: dict[int, Node] = {}
         self.edges: list[Edge] = []
         self.clusters: dict[int, Cluster] = {}
-        self._next_cluster = 0
+        self._next_cluster = self._next_node = 0
         self.num_equations = 0
         # what each cluster (None: the top) holds, in walk order: ("n", node) / ("c", cluster)
         self.order: dict[int | None, list[tuple[str, int]]] = defaultdict(list)
@@ -333,7 +333,8 @@ class _Builder:
         return found or self.type_text(atom.aval)
 
     def node(self, kind: str, title: str, cluster: int | None, **kw: Any) -> int:
-        i = len(self.nodes)
+        i = self._next_node         # not len(): dropped nodes leave gaps
+        self._next_node += 1
         self.nodes[i] = Node(i, kind, title, cluster=cluster, **kw)
         self.order[cluster].append(("n", i))
         return i
@@ -641,8 +642,10 @@ def build(traced: Traced, sharding: bool = False, types: dict | None = None,
     _unwrap(b)
     _call_sites(b)
     _merge_lone_calls(b)
+    moved: dict[int, int] = {}      # a dropped node → the one its edges now leave from
     if traced.pmap:
-        _as_pmap(b, traced.func_name)
+        results = {env.get(v) for v in top.outvars if not _compat.is_literal(v)}
+        moved = _as_pmap(b, traced.func_name, results)
     _signatures(b)
     _periods(b)
     constants = []
@@ -654,7 +657,7 @@ def build(traced: Traced, sharding: bool = False, types: dict | None = None,
             continue
         out = b.node("output", name, None, detail=(b.label_of(v),))
         if env.get(v) is not None and not _compat.is_literal(env[v]):
-            b.edge(env[v], out, b.label_of(v), value=env.get(("value", v)))
+            b.edge(moved.get(env[v], env[v]), out, b.label_of(v), value=env.get(("value", v)))
     counts = Counter()
     for n in b.nodes.values():
         if n.kind == "op":
@@ -782,19 +785,21 @@ def _merge_lone_calls(b: _Builder) -> None:
         _absorb(b, call.id, outer.id)
 
 
-def _as_pmap(b: _Builder, name: str) -> None:
+def _as_pmap(b: _Builder, name: str, results: set) -> dict[int, int]:
     """Newer JAX runs `jax.pmap(f)` as a jit of a shard_map of f (`jit: _fun ›
     shard_map`): one group `pmap: f`, the shard_map's mesh and specs its detail, so the
-    automatic depth opens f's body, not JAX's implementation."""
+    automatic depth opens f's body, not JAX's implementation, and without the device
+    axis it squeezes and puts back (`_unplumbed`: what it returns)."""
     calls = [i for kind, i in b.order[None] if kind == "c"]
     if len(calls) != 1 or b.clusters[calls[0]].kind != "jit":
-        return
+        return {}
     outer = b.clusters[calls[0]]
     inner = [i for kind, i in b.order[outer.id] if kind == "c"]
     if len(inner) != 1 or b.clusters[inner[0]].kind != "shard_map" or \
             any(kind == "n" and b.nodes[i].kind == "op" for kind, i in b.order[outer.id]):
-        return
+        return {}
     shard = b.clusters[inner[0]]
+    moved = _unplumbed(b, shard.id, results)
     outer.kind, outer.title, outer.label, outer.detail = \
         "pmap", f"pmap: {name}", f"pmap: {name}", shard.detail
     b.order[outer.id] = [x for x in b.order[outer.id] if x != ("c", shard.id)] + \
@@ -813,6 +818,50 @@ def _as_pmap(b: _Builder, name: str) -> None:
             at = items.index(("c", i))
             items[at:at + 1] = b.order.pop(i, [])
             _absorb(b, i, outer.id)
+    return moved
+
+
+_BROADCAST = re.compile(r"broadcast dimensions \(([\d,]*)\)")
+
+
+def _unplumbed(b: _Builder, shard: int, results: set) -> dict[int, int]:
+    """Drop what pmap over shard_map adds to the function: each argument's device axis
+    squeezed on the way in and put back on each of the `results` (nodes) on the way out
+    (603 `squeeze` and 601 `broadcast_in_dim` of a Haiku ResNet50 step: two boxes of
+    "library code" with an edge to every layer). The user wrote none of it, and
+    `xla_pmap` (JAX 0.7) had none. An edge through one is joined into one past it;
+    returns dropped result → the node the result now comes from."""
+    inside = {i for i, n in b.nodes.items() if n.cluster == shard}
+    ins: dict[int, list[Edge]] = defaultdict(list)
+    used = set()
+    for e in b.edges:
+        ins[e.dst].append(e)
+        used.add(e.src)
+
+    def plumbing(i: int) -> bool:
+        n = b.nodes[i]
+        if n.kind != "op" or len(ins[i]) != 1:
+            return False
+        if n.primitive == "squeeze":      # the device axis, of an argument
+            return n.detail[:1] == ("dimensions (0)",) and ins[i][0].src not in inside
+        m = _BROADCAST.fullmatch(n.detail[0]) if n.primitive == "broadcast_in_dim" else None
+        dims = tuple(int(d) for d in m.group(1).split(",") if d) if m else None
+        return dims == tuple(range(1, len(dims) + 1)) and i in results and i not in used \
+            if dims is not None else False
+
+    dropped = {i for i in inside if plumbing(i)}
+
+    def source(i: int) -> int:
+        while i in dropped:               # an argument returned as it came: through both
+            i = ins[i][0].src
+        return i
+
+    b.edges = [replace(e, src=source(e.src)) if e.src in dropped else e
+               for e in b.edges if e.dst not in dropped]
+    for i in dropped:
+        del b.nodes[i]
+    b.order[shard] = [x for x in b.order[shard] if not (x[0] == "n" and x[1] in dropped)]
+    return {i: source(i) for i in dropped}
 
 
 def _absorb(b: _Builder, inner: int, outer: int) -> None:
