@@ -1056,3 +1056,43 @@ def test_a_fold_inside_jax_own_function_does_not_make_it_the_users(ip):
     titles = {c.title for c in view.graph.clusters.values()}
     assert "jit: _randint" not in titles and "clip ×2" not in titles, sorted(titles)
     assert "MLP" in titles, sorted(titles)
+
+
+HAIKU_RNN = """
+import haiku as hk, optax
+def sequence_loss(tokens):
+    core = hk.DeepRNN([hk.LSTM(32), jax.nn.relu, hk.LSTM(32), hk.nets.MLP([32, 16])])
+    x = jax.nn.one_hot(tokens[:-1], 16)
+    out, _ = hk.dynamic_unroll(core, x, core.initial_state(tokens.shape[1]))
+    return -jnp.sum(jax.nn.one_hot(tokens[1:], 16) * jax.nn.log_softmax(out)) / tokens.size
+init, loss_fn = hk.without_apply_rng(hk.transform(sequence_loss))
+tokens = jnp.zeros((9, 4), jnp.int32)
+params = init(jax.random.key(0), tokens)
+opt = optax.adam(1e-3)
+opt_state = opt.init(params)
+@jax.jit
+def update(params, opt_state, tokens):
+    grads = jax.grad(loss_fn)(params, tokens)
+    updates, opt_state = opt.update(grads, opt_state)
+    return optax.apply_updates(params, updates), opt_state
+"""
+
+
+def test_an_rnn_cell_a_library_unrolls_is_drawn_open(ip):
+    """Issue 25.2, Haiku's rnn example: the user's LSTMs run inside `hk.dynamic_unroll`'s
+    scan, a library call that calls the model back once a time step. The scan is the
+    model's repeated block, so the path to the model goes into it: the picture showed
+    the `lstm ×2` that only build the initial state, and the cells that run the
+    sequence closed inside `scan ×8`."""
+    ip.run_cell(HAIKU_RNN)
+    view = ip.run_line_magic("jaxpr", "-o update(params, opt_state, tokens)")
+    g = view.graph
+    scans = [c.id for c in g.clusters.values() if c.kind == "scan"]
+    assert scans, sorted(c.title for c in g.clusters.values())
+    inside = [c.label for c in g.clusters.values()
+              if any(s in V.ancestors(g, c.id)[:-1] for s in scans)] + \
+        [n.title for n in g.nodes.values() if n.cluster in g.clusters
+         and any(s in V.ancestors(g, n.cluster) for s in scans)]
+    assert {"lstm", "lstm_1"} <= set(inside), inside
+    from jaxmagic.render.jaxpr import _text_px
+    assert _text_px(view.svg().encode()) >= 8

@@ -436,12 +436,18 @@ def _jax_own(c: G.Cluster, model: set[int]) -> bool:
 
 
 def _path(g: G.Graph, model: set[int]) -> set[int]:
-    """The model's repeated blocks (a folded series, `Block ×4`) and every call around
-    them: the path from the traced function to the model's structure."""
+    """The model's repeated blocks (a folded series, `Block ×4`; the model's calls a scan
+    repeats: an RNN's cell under `hk.dynamic_unroll`) and every call around them: the
+    path from the traced function to the model's structure."""
     out: set[int] = set()
     for c in g.clusters.values():
-        if c.repeat > 1 and c.id in model and not c.backward:
+        if c.id not in model or c.backward:
+            continue
+        if c.repeat > 1:
             out.update(V.ancestors(g, c.id))
+        elif c.kind == "scan":
+            out.update(V.ancestors(g, c.id))
+            out.update(k.id for k in g.clusters.values() if k.parent == c.id and k.id in model)
     return out
 
 
