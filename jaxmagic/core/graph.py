@@ -844,10 +844,11 @@ def _unplumbed(b: _Builder, shard: int, results: set) -> dict[int, int]:
             return False
         if n.primitive == "squeeze":      # the device axis, of an argument
             return n.detail[:1] == ("dimensions (0)",) and ins[i][0].src not in inside
-        m = _BROADCAST.fullmatch(n.detail[0]) if n.primitive == "broadcast_in_dim" else None
-        dims = tuple(int(d) for d in m.group(1).split(",") if d) if m else None
-        return dims == tuple(range(1, len(dims) + 1)) and i in results and i not in used \
-            if dims is not None else False
+        m = _BROADCAST.fullmatch(n.detail[0]) if n.detail else None
+        if n.primitive != "broadcast_in_dim" or m is None or i not in results or i in used:
+            return False
+        dims = [int(d) for d in m.group(1).split(",") if d]    # a result's own axes, after
+        return dims == list(range(1, len(dims) + 1))           # the device axis put back
 
     dropped = {i for i in inside if plumbing(i)}
 
