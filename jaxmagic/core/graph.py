@@ -866,16 +866,21 @@ def _unplumbed(b: _Builder, shard: int, results: set) -> dict[int, int]:
 
 
 def _absorb(b: _Builder, inner: int, outer: int) -> None:
-    """Dissolve cluster `inner` into its parent `outer`: its nodes and child clusters
-    become `outer`'s, everything below it one level up."""
-    below = [c for c in b.clusters.values() if _within(b, c.id, inner)]
-    for n in b.nodes.values():
-        if n.cluster == inner:
-            n.cluster = outer
-    for c in below:
-        if c.parent == inner:
-            c.parent = outer
-        c.level -= 1
+    """Dissolve cluster `inner` into its parent `outer`, whose `order` already lists what
+    `inner` held: its nodes and child clusters become `outer`'s, everything below it one
+    level up. Found through `order`, not by a walk over the whole graph: a ResNet50 step
+    dissolves 245 clusters among 8,000 nodes."""
+    todo = []
+    for kind, i in b.order[outer]:
+        if kind == "n" and b.nodes[i].cluster == inner:
+            b.nodes[i].cluster = outer
+        elif kind == "c" and b.clusters[i].parent == inner:
+            b.clusters[i].parent = outer
+            todo.append(i)
+    while todo:
+        c = todo.pop()
+        b.clusters[c].level -= 1
+        todo.extend(i for kind, i in b.order.get(c, ()) if kind == "c")
     del b.clusters[inner]
 
 
@@ -1087,14 +1092,6 @@ def _wrap(b: _Builder, parent: int | None, members: list[tuple[str, int]]) -> in
         b.clusters[i].level += 1
         below.extend(j for kind, j in b.order.get(i, ()) if kind == "c")
     return c
-
-
-def _within(b: _Builder, cluster: int, ancestor: int) -> bool:
-    while cluster is not None:
-        cluster = b.clusters[cluster].parent
-        if cluster == ancestor:
-            return True
-    return False
 
 
 def _series(b: _Builder) -> dict[int, tuple[int, int]]:
