@@ -268,6 +268,7 @@ def _stored(value) -> int:
 
 def measure(ip, cells: list[str], call: str, blocks: tuple[str, ...],
             stand_ins: dict[str, types.ModuleType]) -> dict:
+    from jaxmagic.render.fit import model_blocks
     from jaxmagic.render.jaxpr import _text_px
 
     try:
@@ -281,30 +282,15 @@ def measure(ip, cells: list[str], call: str, blocks: tuple[str, ...],
     size = sum(_stored(v) for v in bundle.values() if v is not None)
     groups = sorted({c.title for c in view.graph.clusters.values()} |
                     {n.title for n in view.graph.nodes.values() if n.kind in ("call", "group")})
-    repeated = [t for t in repeated_blocks(view.folded) if t.startswith(blocks)]
+    # where the model repeats a block of a class the row names, the picture must draw it:
+    # a title prefix of the model's classes alone is met by the outer model closed
+    repeated = [t for t in model_blocks(view.folded) if t.startswith(blocks)]
     return {"px": _text_px(svg),
             "nodes": len(view.graph.nodes), "s": seconds, "kb": size / 1024,
             "grouping": view.graph.grouping, "equations": view.num_equations,
             "groups": groups, "model": [g for g in groups if g.startswith(blocks)],
             "repeated": repeated, "block": sorted(set(repeated) & set(groups)),
             "phases": spent, "cpu": CPU_SPENT[call]}
-
-
-def repeated_blocks(folded) -> list[str]:
-    """The model's repeated blocks, folded (`Block ×4`, `ResNetBlock_0 ×2`): forward
-    series of the user's calls or a model's modules. Where one is of a class the row
-    names, the default picture must draw it: a title prefix of the model's classes alone
-    is met by the outer model closed (a ResNet drawn as one box)."""
-    from collections import defaultdict
-
-    from jaxmagic.render import fit
-
-    children = defaultdict(list)
-    for c in folded.clusters.values():
-        children[c.parent].append(c.id)
-    model = fit._model(folded, children)
-    return sorted({c.title for c in folded.clusters.values()
-                   if c.repeat > 1 and c.id in model and not c.backward})
 
 
 def table(ip, models: list, examples: str, mirrors: Path,

@@ -25,8 +25,6 @@ def ancestors(g: Graph, cluster: int | None) -> list[int]:
     return chain[::-1]   # outermost first
 
 
-
-
 def contract(g: Graph, rep: Callable[[Node], Any], make: Callable[[Any, list[Node]], Node],
              grouping: str | None = None) -> Graph:
     """Merge nodes with the same `rep` key into one node made by `make` (key, members).

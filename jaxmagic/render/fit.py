@@ -194,8 +194,8 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
     if first and trials.fits(opened | first, by_line, frozenset()):
         view = (opened | first, by_line, frozenset())
     model = _model(folded, children)
-    tree = _Tree(folded, children, lines, own, model, _path(folded, model), _twins(folded),
-                 spread)
+    tree = _Tree(folded, children, lines, own, model, _path(folded, model, children),
+                 _twins(folded), spread)
     for _ in range(_SEARCHES):
         view, kept = _search(tree, view, trials)
         if kept:
@@ -435,20 +435,33 @@ def _jax_own(c: G.Cluster, model: set[int]) -> bool:
     return c.kind in _JAX_CALLS and c.id not in model and not c.library
 
 
-def _path(g: G.Graph, model: set[int]) -> set[int]:
-    """The model's repeated blocks (a folded series, `Block ×4`; the model's calls a scan
-    repeats: an RNN's cell under `hk.dynamic_unroll`) and every call around them: the
-    path from the traced function to the model's structure."""
+def _path(g: G.Graph, model: set[int], children: dict) -> set[int]:
+    """The model's repeated blocks (`_blocks`; and the model's calls a scan repeats: an
+    RNN's cell under `hk.dynamic_unroll`) and every call around them: the path from the
+    traced function to the model's structure."""
     out: set[int] = set()
+    for c in _blocks(g, model):
+        out.update(V.ancestors(g, c.id))
     for c in g.clusters.values():
-        if c.id not in model or c.backward:
-            continue
-        if c.repeat > 1:
+        if c.kind == "scan" and c.id in model and not c.backward:
             out.update(V.ancestors(g, c.id))
-        elif c.kind == "scan":
-            out.update(V.ancestors(g, c.id))
-            out.update(k.id for k in g.clusters.values() if k.parent == c.id and k.id in model)
+            out.update(k for k in children[c.id] if k in model)
     return out
+
+
+def _blocks(g: G.Graph, model: set[int]) -> list[G.Cluster]:
+    """The model's repeated blocks: its forward series, folded (`Block ×4`)."""
+    return [c for c in g.clusters.values() if c.repeat > 1 and c.id in model
+            and not c.backward]
+
+
+def model_blocks(g: G.Graph) -> list[str]:
+    """The titles of a folded graph's model blocks (`_blocks`): what the default picture
+    should reach (a benchmark's check)."""
+    children: dict[int | None, list[int]] = defaultdict(list)
+    for c in g.clusters.values():
+        children[c.parent].append(c.id)
+    return sorted({c.title for c in _blocks(g, _model(g, children))})
 
 
 def _model(g: G.Graph, children: dict) -> set[int]:
