@@ -305,6 +305,94 @@ def test_a_chain_of_one_operation_is_not_folded_as_leaves():
     assert len(g.nodes) == len(full.nodes)
 
 
+def _leafy(g):
+    return {n.primitive: n.detail[-1] for n in g.nodes.values()
+            if n.detail and n.detail[-1].endswith(" leaves")}
+
+
+def test_a_weight_decay_summed_over_the_leaves_folds_as_leaves():
+    """Flax's imagenet loss: `sum(jnp.sum(x ** 2) for x in leaves if x.ndim > 1)`, a
+    running total over the parameter leaves, under value_and_grad."""
+    lnn = pytest.importorskip("flax.linen")
+
+    class CNN(lnn.Module):
+        @lnn.compact
+        def __call__(self, x):
+            for f in (4, 8, 8):
+                x = lnn.relu(lnn.Conv(f, (3, 3))(x))
+            return lnn.Dense(3)(x.mean((1, 2)))
+
+    net = CNN()
+    params = net.init(jax.random.key(0), jnp.ones((2, 8, 8, 1)))["params"]
+
+    def loss_fn(params, x):
+        loss = jnp.mean(net.apply({"params": params}, x))
+        weight_l2 = sum(jnp.sum(x ** 2) for x in jax.tree.leaves(params) if x.ndim > 1)
+        return loss + 1e-4 * 0.5 * weight_l2
+
+    view = jaxmagic.trace(jax.value_and_grad(loss_fn), params, jnp.ones((2, 8, 8, 1)))
+    folded = V.lanes(V.fold(view.full))
+    kernels = sum(x.ndim > 1 for x in jax.tree.leaves(params))
+    assert kernels == 4
+    assert {k: _leafy(folded).get(k) for k in ("integer_pow", "reduce_sum", "add")} == \
+        dict.fromkeys(("integer_pow", "reduce_sum", "add"), f"×{kernels} leaves")
+    assert sorted(i for n in folded.nodes.values() for i in n.eqns) == \
+        sorted(i for n in view.full.nodes.values() for i in n.eqns)
+
+
+def test_a_running_total_is_no_sum_over_leaves_where_the_blocks_share_or_feed():
+    def same_leaf(w):                       # one leaf five times: no leaf of its own
+        return sum(jnp.sum(w ** 2) for _ in range(5))
+
+    def fed(ws):                            # each term reads the total so far: a chain
+        t = 0.0
+        for w in ws:
+            t = t + jnp.sum(w * t)
+        return t
+
+    def layer(h, w):
+        return h @ w
+
+    def through(ws):                        # each block feeds the next through a call
+        t, h = 0.0, jnp.ones(3)
+        for w in ws:
+            h = layer(jnp.tanh(h), w)
+            t = t + jnp.sum(h ** 2)
+        return t
+
+    ws = [jnp.full((3, 3), 0.1 * i) for i in range(5)]
+    for f, args in ((same_leaf, (ws[0],)), (fed, (ws,)), (through, (ws,))):
+        full = jaxmagic.trace(f, *args).full
+        assert not _leafy(V.lanes(full)), f.__name__
+
+
+def test_a_running_total_whose_blocks_feed_each_other_elsewhere_is_not_folded():
+    """Blocks of one group joined, besides their total, through a node of another group
+    (block k's term feeds a call whose result block k+1 reads): a chain, not leaves."""
+    def graph(through: bool) -> G.Graph:
+        nodes = {i: G.Node(i, "input", f"leaf{i}") for i in range(3)}
+        edges = []
+        for k in range(3):
+            pw, rs, add, call = (10 * k + 10 + d for d in range(4))
+            nodes.update({i: G.Node(i, "op", op, cluster=c, primitive=op) for i, op, c in
+                          ((pw, "integer_pow", 0), (rs, "reduce_sum", 0), (add, "add", 0),
+                           (call, "tanh", 1))})
+            edges += [G.Edge(k, pw), G.Edge(pw, rs), G.Edge(rs, add), G.Edge(rs, call)]
+            if k:
+                edges.append(G.Edge(add - 10, add))
+                if through:
+                    edges.append(G.Edge(call - 10, pw))
+        nodes[99] = G.Node(99, "output", "out")
+        edges += [G.Edge(32, 99)] + [G.Edge(10 * k + 13, 99) for k in range(3)]
+        clusters = {c: G.Cluster(c, "scope", t, (), None, 1) for c, t in ((0, "loss"), (1, "f"))}
+        return G.Graph(nodes, edges, clusters, 12)
+
+    summed = ("integer_pow", "reduce_sum", "add")
+    assert {k: _leafy(V.lanes(graph(through=False))).get(k) for k in summed} == \
+        dict.fromkeys(summed, "×3 leaves")
+    assert not set(summed) & set(_leafy(V.lanes(graph(through=True))))
+
+
 def test_a_list_of_per_layer_gradients_is_one_record():
     params, x = layers(6)
     params = [dict(p, b=jnp.zeros(8), s=jnp.ones(8)) for p in params]   # 3 leaves a layer
