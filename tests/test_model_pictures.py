@@ -1096,3 +1096,57 @@ def test_an_rnn_cell_a_library_unrolls_is_drawn_open(ip):
     assert {"lstm", "lstm_1"} <= set(inside), inside
     from jaxmagic.render.jaxpr import _text_px
     assert _text_px(view.svg().encode()) >= 8
+
+
+LOSS_HELPERS = """
+import flax.linen as nn, optax
+class Block(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return x + nn.Dense(16)(nn.relu(nn.Dense(16)(nn.LayerNorm()(x))))
+class Net(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        for _ in range(4):
+            x = Block()(x)
+        return nn.Dense(4)(x)
+net = Net()
+x, y = jnp.ones((8, 16)), jnp.zeros((8,), jnp.int32)
+params = net.init(jax.random.key(0), x)['params']
+tx = optax.adamw(1e-3)
+opt_state = tx.init(params)
+@jax.jit
+def train_step(params, opt_state, x, y):
+    def loss_fn(params):
+        logits = net.apply({'params': params}, x)
+        labels = optax.smooth_labels(jax.nn.one_hot(y, 4), 0.1)
+        return optax.softmax_cross_entropy(logits, labels).mean()
+    loss, grads = jax.value_and_grad(loss_fn)(params)
+    updates, opt_state = tx.update(grads, opt_state, params)
+    return optax.apply_updates(params, updates), opt_state, loss
+"""
+
+
+def test_library_steps_stay_closed_until_the_models_block_is_drawn(ip):
+    """Issue 25.2: Haiku's ResNet50 step, too wide to open `res_net50` to its blocks,
+    opened `optax.smooth_labels` and `optax.softmax_cross_entropy` instead. A loss's
+    library helpers, the optimizer and JAX's functions wait for the model's block."""
+    from jaxmagic.render import fit
+    ip.run_cell(LOSS_HELPERS)
+    view = ip.run_line_magic("jaxpr", "-o train_step(params, opt_state, x, y)")
+    folded = view.folded
+    ids = {c.title: c.id for c in folded.clusters.values()}
+    base = V.opened_at(folded, 0)
+
+    def width(*titles):
+        return fit.estimate(view.view_of(base | {ids[t] for t in titles})).width_pt
+
+    helper = max(width("loss_fn"), width("loss_fn", "optax.smooth_labels"))
+    model = width("loss_fn", "Net")
+    assert helper < model       # the helper fits where the model does not
+    titles = {folded.clusters[c].title for c in
+              fit.choose(folded, view.view_of, (helper + model) / 2)[0]}
+    assert "loss_fn" in titles and "Net" not in titles
+    assert not {t for t in titles if t.startswith("optax.")}, titles
+    titles = {folded.clusters[c].title for c in fit.choose(folded, view.view_of, 2 * model)[0]}
+    assert {"Net", "optax.smooth_labels"} <= titles      # the block drawn, they may open

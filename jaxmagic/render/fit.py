@@ -161,11 +161,12 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
     those whose own equations are one box beside their calls):
     one at a time from the collapsed call tree, the user's model first (`_order`: the
     path to its repeated block, each open group's backward twin, the model's other
-    calls, then library steps; a backward group never before its forward twin, JAX's
-    own functions never), each opened only while the drawing of `draw(opened, by_line,
-    whole)` stays within `width_pt` and the rank budget. A call too big to open opens a
-    coarser way rather than stay one box (`_ways_to_open`: a repeated transformer layer
-    shows its five lines; a loss too wide for its lines shows the model it calls).
+    calls, then library steps, only once a repeated block of the model is drawn; a
+    backward group never before its forward twin, JAX's own functions never), each
+    opened only while the drawing of `draw(opened, by_line, whole)` stays within
+    `width_pt` and the rank budget. A call too big to open opens a coarser way rather
+    than stay one box (`_ways_to_open`: a repeated transformer layer shows its five
+    lines; a loss too wide for its lines shows the model it calls).
 
     The estimate decides clear cases; `measure(graph) -> Size | None` (a real layout)
     decides at most `layouts` close ones, where the estimate's error (measured: ±15%, up
@@ -195,7 +196,7 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
         view = (opened | first, by_line, frozenset())
     model = _model(folded, children)
     tree = _Tree(folded, children, lines, own, model, _path(folded, model, children),
-                 _twins(folded), spread)
+                 _twins(folded), spread, [c.id for c in _repeated(folded, model)])
     for _ in range(_SEARCHES):
         view, kept = _search(tree, view, trials)
         if kept:
@@ -210,7 +211,7 @@ _SEARCHES = 3     # a search that backed off goes on from where it landed, this 
 class _Tree:
     """What `choose` knows of the call tree: each cluster's children, own lines and own
     equations' count, the model's clusters, the path to its repeated block, each
-    backward group's twins."""
+    backward group's twins, the model's repeated blocks."""
     g: G.Graph
     children: dict
     lines: dict
@@ -219,6 +220,7 @@ class _Tree:
     path: set[int]
     twins: dict
     spread: dict
+    repeated: list[int]
 
     def order(self, c: int) -> tuple:
         return _order(self.g.clusters[c], self.model, self.path, self.twins, self.spread[c])
@@ -227,6 +229,15 @@ class _Tree:
         """A forward group, or a backward one whose forward twin is open."""
         twins = self.twins.get(c)
         return not self.g.clusters[c].backward or not twins or bool(twins & opened)
+
+    def waits(self, c: int, opened: set[int]) -> bool:
+        """Whether `c` stays closed: JAX's own functions always (`_jax_own`); a library
+        step off the path (an optimizer, a loss's helper) until a repeated block of the
+        model, where it repeats one, is drawn: all the groups around it open."""
+        if _jax_own(self.g.clusters[c], self.model):
+            return True
+        return c not in self.model and c not in self.path and bool(self.repeated) and \
+            not any(set(V.ancestors(self.g, b)[:-1]) <= opened for b in self.repeated)
 
 
 def _search(tree: _Tree, view: tuple, trials: "_Trials") -> tuple[tuple, bool]:
@@ -242,7 +253,7 @@ def _search(tree: _Tree, view: tuple, trials: "_Trials") -> tuple[tuple, bool]:
             break
         c = min(ready, key=tree.order)
         frontier.remove(c)
-        if _jax_own(tree.g.clusters[c], tree.model):
+        if tree.waits(c, opened):
             continue
         for *trial, after, sure in _ways_to_open(tree, c, opened, by_line, whole):
             if trials.fits(*trial, sure=sure):
@@ -413,7 +424,8 @@ def _order(c: G.Cluster, model: set[int], path: set[int], twins: dict,
     3. the rest: an optimizer's update, a loss's library helper, JAX's own
        `jit: _where` (a library call whose equations all come from the one line that
        called it at a quarter weight).
-    A backward group is ready only once its forward twin is open (`choose`)."""
+    A backward group is ready only once its forward twin is open, a library step once the
+    model's block is drawn (`_Tree.waits`)."""
     if c.id in path and not c.backward:
         tier = 0
     elif c.id in model:
@@ -436,17 +448,22 @@ def _jax_own(c: G.Cluster, model: set[int]) -> bool:
 
 
 def _path(g: G.Graph, model: set[int], children: dict) -> set[int]:
-    """The model's repeated blocks (`_blocks`; and the model's calls a scan repeats: an
-    RNN's cell under `hk.dynamic_unroll`) and every call around them: the path from the
-    traced function to the model's structure."""
+    """The model's repeated blocks (`_repeated`; in a scan, the model's calls it
+    repeats) and every call around them: the path from the traced function to the
+    model's structure."""
     out: set[int] = set()
-    for c in _blocks(g, model):
+    for c in _repeated(g, model):
         out.update(V.ancestors(g, c.id))
-    for c in g.clusters.values():
-        if c.kind == "scan" and c.id in model and not c.backward:
-            out.update(V.ancestors(g, c.id))
+        if c.kind == "scan":
             out.update(k for k in children[c.id] if k in model)
     return out
+
+
+def _repeated(g: G.Graph, model: set[int]) -> list[G.Cluster]:
+    """The model's repeated blocks (`_blocks`) and scans over its calls (an RNN's cell
+    under `hk.dynamic_unroll`)."""
+    return _blocks(g, model) + [c for c in g.clusters.values() if c.kind == "scan"
+                                and c.id in model and not c.backward]
 
 
 def _blocks(g: G.Graph, model: set[int]) -> list[G.Cluster]:
