@@ -196,6 +196,23 @@ def test_an_input_feeding_many_nodes_becomes_stubs():
     assert sum(e.src == x.id for e in g.edges) == 3            # below the hub threshold
 
 
+def test_a_stub_is_drawn_as_narrow_as_its_name_and_estimated_so():
+    """A stub names an argument: at dot's default 0.75 in a `state` stub beside each of
+    ResNet18's blocks took the width its blocks needed to open."""
+    from jaxmagic.render import dot as D
+    from jaxmagic.render import layout
+
+    def spread(state, x):
+        return jnp.sin(x * state) + jnp.cos(x + state) + jnp.tanh(x - state) + state
+
+    view = jaxmagic.trace(spread, jnp.ones(3), jnp.ones(3)).configure(depth=None)
+    stub = next(n for n in view.graph.nodes.values() if n.kind == "stub")
+    svg = layout.render(view.dot(), 30, "dot").svg.decode()
+    drawn = [2 * float(rx) for rx in re.findall(r'<ellipse[^>]*rx="([\d.]+)"', svg)]
+    assert len(drawn) >= 4 and max(drawn) < 45
+    assert all(abs(D.node_width(stub) - w) < 0.15 * w for w in drawn)
+
+
 def test_haiku_module_calls_are_groups_named_as_haiku_names_them():
     hk = pytest.importorskip("haiku")
 

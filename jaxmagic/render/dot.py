@@ -73,10 +73,12 @@ ENDS_ROW_PT = 560.0   # arguments (results) stand in rows at most this wide
 
 
 def node_width(n: Node) -> float:
-    """A node's drawn width in points, estimated from its label."""
+    """A node's drawn width in points, estimated from its label (a stub's ellipse: its
+    name's width times √2, as dot draws it)."""
+    if n.kind == "stub":
+        return max(22.0, len(n.title) * STUB_PT * _CHAR_PT * 1.4 + 4)
     rows = label_rows(n.title, n.detail, n.where)
-    size = STUB_PT if n.kind == "stub" else NODE_PT
-    return max(54.0, max(len(r) for r in rows) * size * _CHAR_PT + 18)
+    return max(54.0, max(len(r) for r in rows) * NODE_PT * _CHAR_PT + 18)
 
 
 def end_rows(ends: list[Node]) -> list[list[Node]]:
@@ -117,7 +119,8 @@ def crowded(g: Graph, big: int = 500, many: int | None = 3) -> set[str]:
 
 
 _SHAPE = {"call": ", shape=box3d", "input": ", shape=box", "output": ", shape=box",
-          "stub": f', shape=ellipse, style="filled,dashed", fontsize={STUB_PT}, height=0.2'}
+          "stub": f', shape=ellipse, style="filled,dashed", fontsize={STUB_PT}, height=0.2, '
+                  'width=0.3, margin="0.04,0.02"'}     # as narrow as its name
 
 
 def _node_style(n: Node) -> tuple[str, str, str]:
