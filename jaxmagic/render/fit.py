@@ -503,18 +503,32 @@ def _model(g: G.Graph, children: dict) -> set[int]:
 
 def _twins(g: G.Graph) -> dict[int, set[int]]:
     """Each backward cluster → the forward clusters it mirrors: the same calls from the
-    top (labels without Linen's `_3` suffix: a folded series starts at its other end;
-    a period of several calls left out: `loss_fn → apply_gradients ×4` folds a loop whose
-    backward holds only `loss_fn ×4`, and is no call of its own)."""
-    def key(c: int) -> tuple:
-        return tuple(re.sub(r"_\d+$", "", g.clusters[a].label) for a in V.ancestors(g, c)
-                     if not g.clusters[a].period)
+    top, by instance where a call has one (NNX's `Linear #1 · backward` mirrors `Linear
+    #1`, not `Linear #0`), else by label (without Linen's `_3` suffix: a folded series
+    starts at its other end; a period of several calls left out: `loss_fn →
+    apply_gradients ×4` folds a loop whose backward holds only `loss_fn ×4`, and is no
+    call of its own)."""
+    def key(c: int, exact: bool) -> tuple:
+        out = []
+        for a in V.ancestors(g, c):
+            x = g.clusters[a]
+            if x.period:
+                continue
+            title = x.title.removesuffix(" · backward")
+            out.append(title if exact and _INSTANCE.search(title) else
+                       re.sub(r"_\d+$", "", x.label))
+        return tuple(out)
 
     forward: dict[tuple, set[int]] = defaultdict(set)
     for c in g.clusters.values():
         if not c.backward:
-            forward[key(c.id)].add(c.id)
-    return {c.id: forward.get(key(c.id), set()) for c in g.clusters.values() if c.backward}
+            forward[key(c.id, True)].add(c.id)
+            forward[key(c.id, False)].add(c.id)
+    return {c.id: forward.get(key(c.id, True)) or forward.get(key(c.id, False), set())
+            for c in g.clusters.values() if c.backward}
+
+
+_INSTANCE = re.compile(r" #\d+$")
 
 
 def _core(g: G.Graph, c: int, children: list[int]) -> int | None:
