@@ -255,10 +255,9 @@ def test_a_pmapped_step_opens_past_the_pmap_plumbing(ip):
     assert [len(n.eqns) for n in plumbing] == [81], sorted(drawn)
 
 
-SCHEDULED = """
+LINEN_NET = """
 import optax
 import flax.linen as nn
-from flax.training import train_state
 
 class Block(nn.Module):
     @nn.compact
@@ -275,6 +274,10 @@ class Net(nn.Module):
 net = Net()
 x, y = jnp.ones((8, 16)), jnp.zeros((8,), jnp.int32)
 params = net.init(jax.random.key(0), x)['params']
+"""
+
+SCHEDULED = LINEN_NET + """
+from flax.training import train_state
 
 def schedule(step):
     return 1e-3 * jnp.minimum(1.0, (step + 1) / 100)
@@ -1098,21 +1101,7 @@ def test_an_rnn_cell_a_library_unrolls_is_drawn_open(ip):
     assert _text_px(view.svg().encode()) >= 8
 
 
-LOSS_HELPERS = """
-import flax.linen as nn, optax
-class Block(nn.Module):
-    @nn.compact
-    def __call__(self, x):
-        return x + nn.Dense(16)(nn.relu(nn.Dense(16)(nn.LayerNorm()(x))))
-class Net(nn.Module):
-    @nn.compact
-    def __call__(self, x):
-        for _ in range(4):
-            x = Block()(x)
-        return nn.Dense(4)(x)
-net = Net()
-x, y = jnp.ones((8, 16)), jnp.zeros((8,), jnp.int32)
-params = net.init(jax.random.key(0), x)['params']
+LOSS_HELPERS = LINEN_NET + """
 tx = optax.adamw(1e-3)
 opt_state = tx.init(params)
 @jax.jit
