@@ -310,8 +310,8 @@ class _Scan:
     def __init__(self, ops: list[Node], succ: dict, pred: dict, reach: dict, args: set):
         self.ops, self.succ, self.pred, self.reach, self.args = ops, succ, pred, reach, args
         self.titles = [o.title for o in ops]
-        self.at = {o.id: k for k, o in enumerate(ops)}
-        self.to = [[self.at[j] for j in succ[o.id] if j in self.at] for o in ops]
+        at = {o.id: k for k, o in enumerate(ops)}
+        self.to = [[at[j] for j in succ[o.id] if j in at] for o in ops]
         self.copies: dict[tuple[int, int, bool], int] = {}    # (start, period, summed)
 
     def run(self, i: int, longest: int) -> tuple[int, int]:

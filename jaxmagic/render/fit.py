@@ -14,8 +14,8 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
+from ..core import calltree, interrupt
 from ..core import graph as G
-from ..core import interrupt
 from ..core import views as V
 from . import dot as D
 
@@ -195,8 +195,9 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
     if first and trials.fits(opened | first, by_line, frozenset()):
         view = (opened | first, by_line, frozenset())
     model = _model(folded, children)
-    tree = _Tree(folded, children, lines, own, model, _path(folded, model, children),
-                 _twins(folded), spread, [c.id for c in _repeated(folded, model)])
+    repeated = _repeated(folded, model)
+    tree = _Tree(folded, children, lines, own, model, _path(folded, model, repeated, children),
+                 _twins(folded), spread, [c.id for c in repeated])
     for _ in range(_SEARCHES):
         view, kept = _search(tree, view, trials)
         if kept:
@@ -447,12 +448,12 @@ def _jax_own(c: G.Cluster, model: set[int]) -> bool:
     return c.kind in _JAX_CALLS and c.id not in model and not c.library
 
 
-def _path(g: G.Graph, model: set[int], children: dict) -> set[int]:
-    """The model's repeated blocks (`_repeated`; in a scan, the model's calls it
-    repeats) and every call around them: the path from the traced function to the
-    model's structure."""
+def _path(g: G.Graph, model: set[int], repeated: list[G.Cluster], children: dict) -> set[int]:
+    """The model's repeated blocks (`_repeated`; in a scan, the model's calls it repeats)
+    and every call around them: the path from the traced function to the model's
+    structure."""
     out: set[int] = set()
-    for c in _repeated(g, model):
+    for c in repeated:
         out.update(V.ancestors(g, c.id))
         if c.kind == "scan":
             out.update(k for k in children[c.id] if k in model)
@@ -515,7 +516,7 @@ def _twins(g: G.Graph) -> dict[int, set[int]]:
             if x.period:
                 continue
             title = x.title.removesuffix(" · backward")
-            out.append(title if exact and _INSTANCE.search(title) else
+            out.append(title if exact and calltree.parse(title) else
                        re.sub(r"_\d+$", "", x.label))
         return tuple(out)
 
@@ -526,9 +527,6 @@ def _twins(g: G.Graph) -> dict[int, set[int]]:
             forward[key(c.id, False)].add(c.id)
     return {c.id: forward.get(key(c.id, True)) or forward.get(key(c.id, False), set())
             for c in g.clusters.values() if c.backward}
-
-
-_INSTANCE = re.compile(r" #\d+$")
 
 
 def _core(g: G.Graph, c: int, children: list[int]) -> int | None:
