@@ -1141,34 +1141,15 @@ def test_library_steps_stay_closed_until_the_models_block_is_drawn(ip):
     assert {"Net", "optax.smooth_labels"} <= titles      # the block drawn, they may open
 
 
-NNX_MLP_STEP = """
-import optax
-from flax import nnx
-class MLP(nnx.Module):
-    def __init__(self, din, dh, dout, *, rngs):
-        self.l1 = nnx.Linear(din, dh, rngs=rngs)
-        self.l2 = nnx.Linear(dh, dout, rngs=rngs)
-    def __call__(self, x):
-        return self.l2(nnx.relu(self.l1(x)))
-model = MLP(4, 32, 1, rngs=nnx.Rngs(0))
-optimizer = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
-x, y = jnp.ones((16, 4)), jnp.ones((16, 1))
-@nnx.jit
-def train_step(model, optimizer, x, y):
-    def loss_fn(model):
-        return ((model(x) - y) ** 2).mean()
-    loss, grads = nnx.value_and_grad(loss_fn)(model)
-    optimizer.update(model, grads)
-    return loss
-"""
-
-
 def test_a_backward_group_waits_for_its_own_instance_forward(ip):
     """Issue 25.2: NNX names two `nnx.Linear` calls `Linear #0` and `Linear #1`; the
     backward of `Linear #1` opened once `Linear #0` was open, and `Linear #1` stayed
-    closed (bench_legibility's NNX MLP step)."""
+    closed (bench_legibility's NNX MLP step; here with a dropout between them)."""
+    from test_real_models import NNX_STEP
+
     from jaxmagic.render import fit
-    ip.run_cell(NNX_MLP_STEP)
+    ip.run_cell("import optax\nfrom flax import nnx\nx, y = jnp.ones((4, 3)), jnp.ones((4, 2))")
+    ip.run_cell(NNX_STEP)
     view = ip.run_line_magic("jaxpr", "-o train_step(model, optimizer, x, y)")
     folded = view.folded
     title = {c.id: c.title for c in folded.clusters.values()}

@@ -19,15 +19,7 @@ hk = pytest.importorskip("haiku")
 
 FAST = "--budget 0.2 -r 3"
 
-SETUP = """\
-import functools
-import jax, jax.numpy as jnp, numpy as np
-import optax, equinox as eqx, haiku as hk
-import flax.linen as nn
-from flax import nnx
-
-x = jnp.ones((4, 3)); y = jnp.ones((4, 2))
-
+NNX_STEP = """\
 class MLP(nnx.Module):
     def __init__(self, rngs):
         self.l1 = nnx.Linear(3, 8, rngs=rngs)
@@ -47,7 +39,18 @@ def train_step(model, optimizer, x, y):
     loss, grads = nnx.value_and_grad(loss_fn)(model)
     optimizer.update(model, grads)
     return loss
+"""
 
+SETUP = """\
+import functools
+import jax, jax.numpy as jnp, numpy as np
+import optax, equinox as eqx, haiku as hk
+import flax.linen as nn
+from flax import nnx
+
+x = jnp.ones((4, 3)); y = jnp.ones((4, 2))
+
+""" + NNX_STEP + """
 class LModel(nn.Module):
     @nn.compact
     def __call__(self, x, train: bool):
