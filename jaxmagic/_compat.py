@@ -42,6 +42,12 @@ def literal_value(atom: Any):
     return atom.val
 
 
+def has_effects(eqn: Any) -> bool:
+    """The equation does something besides computing its results (prints, writes a
+    state, calls back): it runs even where nothing reads them."""
+    return bool(getattr(eqn, "effects", ()))
+
+
 _OWN_DIR = __file__.rsplit("/", 1)[0] + "/"
 
 

@@ -94,7 +94,11 @@ def test_node_eqns_follow_the_graph_walk_on_a_linen_model():
     g = G.build(t)
     estimates = C.estimate(t.jaxpr)
     ops = [n for n in g.nodes.values() if n.kind == "op"]
-    assert sorted(n.eqns[0] for n in ops) == [e.index for e in estimates if e.is_op]
+    drawn = {n.eqns[0] for n in ops}
+    every = {e.index for e in estimates if e.is_op}
+    # relu's jvp makes zeros its transpose never reads: noted, not drawn
+    assert drawn < every and [estimates[i].primitive for i in every - drawn] == \
+        ["broadcast_in_dim"] and "1 unused constant not drawn (XLA removes it)" in g.notes
     for n in ops:
         assert estimates[n.eqns[0]].primitive == n.primitive
     # merged nodes carry every equation they stand for

@@ -257,7 +257,7 @@ def test_returned_constants_are_not_drawn_and_the_note_says_so(ip):
     assert ip.run_cell(GAN).success
     view = ip.run_line_magic("jaxpr", f"-o {STEP}")
     assert not [n for n in view.graph.nodes.values() if n.kind == "const"]
-    note = [n for n in view.notes if "not drawn" in n]
+    note = [n for n in view.notes if "constants, not drawn" in n]
     assert note == ["2 results are constants, not drawn: out[2][0] = False, "
                     "out[3][0] = False"], view.notes
     outs = [n for n in view.full.nodes.values() if n.kind == "output"]

@@ -326,6 +326,7 @@ class _Builder:
         # what each cluster (None: the top) holds, in walk order: ("n", node) / ("c", cluster)
         self.order: dict[int | None, list[tuple[str, int]]] = defaultdict(list)
         self.first_eqn: dict[int, Any] = {}    # a scope's first equation: where it is called
+        self.effectful: set[int] = set()        # nodes whose equations have effects
         self.is_library_file = calltree.library_test()
 
     def label_of(self, atom: Any) -> str:
@@ -456,6 +457,8 @@ class _Builder:
                       collective=prim in COLLECTIVES and prim not in NO_DATA,
                       backward=backward, primitive=prim, eqns=(index,),
                       signature=f"{prim}:{shape}")
+        if _compat.has_effects(eqn):
+            self.effectful.add(n)
         result = self.spec_of(eqn.outvars[0]) if self.sharding and eqn.outvars else None
         for k, a in enumerate(eqn.invars):
             moved = "" if result is None or _compat.is_literal(a) else \
@@ -658,20 +661,47 @@ def build(traced: Traced, sharding: bool = False, types: dict | None = None,
         out = b.node("output", name, None, detail=(b.label_of(v),))
         if env.get(v) is not None and not _compat.is_literal(env[v]):
             b.edge(moved.get(env[v], env[v]), out, b.label_of(v), value=env.get(("value", v)))
+    unused = _drop_unused(b)
     counts = Counter()
-    for n in b.nodes.values():
+    for n in [*b.nodes.values(), *unused]:
         if n.kind == "op":
-            c = n.cluster
-            while c is not None:
-                counts[c] += 1
-                c = b.clusters[c].parent
+            counts.update(_chain_of(b, n.cluster))
     for c in b.clusters.values():
         c.num_equations = counts[c.id]
     _name_calls(b)
     _root_level(b)
     _signatures(b)
     notes = [_constants_note(constants)] if constants else []
+    if unused:
+        notes.append(f"{len(unused)} unused constant{'s' if len(unused) > 1 else ''} not "
+                     f"drawn (XLA removes {'them' if len(unused) > 1 else 'it'})")
     return Graph(b.nodes, b.edges, b.clusters, b.num_equations, notes, series=_series(b))
+
+
+def _drop_unused(b: _Builder) -> list[Node]:
+    """Drop the constants nothing uses, and return them: equations that read no value
+    and whose values nothing reads, such as the zeros a relu's jvp makes and its backward
+    pass never reads, one per layer, each a box beside the model with no edge in or out
+    (ResNet50: 49). XLA removes them. One with effects stays, and so does a group that
+    holds nothing else: it is the call the user made."""
+    linked = {i for e in b.edges for i in (e.src, e.dst)}
+    unused = {i for i, n in b.nodes.items()
+              if n.kind == "op" and i not in linked and i not in b.effectful}
+    alive = {c for n in b.nodes.values() if n.id not in unused
+             for c in _chain_of(b, n.cluster)}
+    unused = {i for i in unused if b.nodes[i].cluster in alive | {None}}
+    for c, items in b.order.items():
+        b.order[c] = [x for x in items if not (x[0] == "n" and x[1] in unused)]
+    return [b.nodes.pop(i) for i in sorted(unused)]
+
+
+def _chain_of(b: _Builder, c: int | None) -> list[int]:
+    """`c` and the clusters around it."""
+    out = []
+    while c is not None:
+        out.append(c)
+        c = b.clusters[c].parent
+    return out
 
 
 def _constants_note(constants: list[str], most: int = 3) -> str:
