@@ -623,7 +623,10 @@ def stubs(g: Graph, fanout: int = 4, packed: Iterable[str] = ()) -> Graph:
     """An input that feeds `fanout` or more nodes is drawn once, without edges, and each
     consumer gets a short stub naming it, so the parameters of many layers do not
     stretch the picture across the cell (as TensorBoard extracts high-degree nodes); so is
-    every input where `pack` draws the arguments as one box."""
+    every input where `pack` draws the arguments as one box. A call gets no stub of a
+    packed or many-leaf argument: a module reads the model it is part of (ResNet50's
+    `train_state` beside each of its sixteen blocks), said once, at the ops that read
+    it where the call is drawn open."""
     dests: dict[int, set[int]] = defaultdict(set)
     for e in g.edges:
         if g.nodes[e.src].kind == "input":
@@ -639,7 +642,8 @@ def stubs(g: Graph, fanout: int = 4, packed: Iterable[str] = ()) -> Graph:
         if e.src not in hubs:
             edges.append(e)
             continue
-        if e.src in packed and g.nodes[e.dst].kind == "call":
+        if g.nodes[e.dst].kind == "call" and (
+                e.src in packed or g.nodes[e.src].primitive == "record"):
             continue    # a call reads the model it is part of: say so once, at its ops
         if (e.src, e.dst) not in made:
             i = made[e.src, e.dst] = max(nodes) + 1
