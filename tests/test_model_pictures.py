@@ -1141,6 +1141,49 @@ def test_library_steps_stay_closed_until_the_models_block_is_drawn(ip):
     assert {"Net", "optax.smooth_labels"} <= titles      # the block drawn, they may open
 
 
+BLOCKS_OF_LAYERS = """
+import flax.linen as nn
+
+class Block(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        for _ in range(2):
+            x = nn.relu(nn.Dense(8)(x))
+        return x
+
+class Deep(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        for _ in range(3):
+            x = Block()(x)
+        return jnp.tanh(x).sum() * 2
+
+deep = Deep()
+x = jnp.ones((4, 8))
+params = deep.init(jax.random.key(0), x)
+"""
+
+
+def test_the_path_makes_room_as_far_as_the_models_block(ip):
+    """Issue 25.2: the path's own lines boxed (`_rooms`) make room for the path to reach
+    the model's block; inside the block (ResNet50's `conv → batchnorm → relu ×2` within
+    `block_1 ×5`) every such trial was laid out in vain, 12 of the step's 28 layouts."""
+    from jaxmagic.render import fit
+    ip.run_cell(BLOCKS_OF_LAYERS)
+    folded = ip.run_line_magic("jaxpr", "-o jax.grad(deep.apply)(params, x)").folded
+    tree = fit._tree(folded)
+    ids = {c.title: c.id for c in folded.clusters.values()}
+    block, layers = ids["Block_0 ×3"], ids["Dense → relu ×2"]
+    assert {block, layers} <= tree.path and {block, layers} <= set(tree.repeated)
+
+    def room(c):
+        every = set(folded.clusters) - {c}
+        return [sure for *_, sure in fit._ways_to_open(tree, c, every, frozenset(),
+                                                         frozenset()) if sure]
+
+    assert room(block) and not room(layers)
+
+
 def test_a_backward_group_waits_for_its_own_instance_forward(ip):
     """Issue 25.2: NNX names two `nnx.Linear` calls `Linear #0` and `Linear #1`; the
     backward of `Linear #1` opened once `Linear #0` was open, and `Linear #1` stayed

@@ -177,27 +177,14 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
     `first` (clusters with their ancestors: those holding a collective) open before any
     other, where they fit.
     """
+    tree = _tree(folded)
     opened = V.opened_at(folded, 0)
-    children: dict[int | None, list[int]] = defaultdict(list)
-    for c in folded.clusters.values():
-        children[c.parent].append(c.id)
-    lines: dict[int, set[str]] = defaultdict(set)     # a call's own equations' lines:
-    own: dict[int | None, int] = defaultdict(int)     # one line (a library call's, all
-    for n in folded.nodes.values():                   # at the user's line) says nothing
-        lines[n.cluster].add(n.where)
-        own[n.cluster] += n.kind == "op"
-    by_line = frozenset(c for c in opened if _mostly_calls(folded.clusters[c], own[c],
-                                                            len(lines[c])))
-    spread = {c: len(set().union(*(lines[d] for d in _within(folded, c, children)))
-                     - {"", V.NO_LINE}) for c in folded.clusters}
+    by_line = frozenset(c for c in opened if _mostly_calls(folded.clusters[c], tree.own[c],
+                                                            len(tree.lines[c])))
     trials = _Trials(draw, width_pt, measure, layouts)
     view = (opened, by_line, frozenset())
     if first and trials.fits(opened | first, by_line, frozenset()):
         view = (opened | first, by_line, frozenset())
-    model = _model(folded, children)
-    repeated = _repeated(folded, model)
-    tree = _Tree(folded, children, lines, own, model, _path(folded, model, repeated, children),
-                 _twins(folded), spread, [c.id for c in repeated])
     for _ in range(_SEARCHES):
         view, kept = _search(tree, view, trials)
         if kept:
@@ -206,6 +193,24 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
 
 
 _SEARCHES = 3     # a search that backed off goes on from where it landed, this many times
+
+
+def _tree(folded: G.Graph) -> "_Tree":
+    """What `choose` knows of `folded`'s call tree (`_Tree`)."""
+    children: dict[int | None, list[int]] = defaultdict(list)
+    for c in folded.clusters.values():
+        children[c.parent].append(c.id)
+    lines: dict[int, set[str]] = defaultdict(set)     # a call's own equations' lines:
+    own: dict[int | None, int] = defaultdict(int)     # one line (a library call's, all
+    for n in folded.nodes.values():                   # at the user's line) says nothing
+        lines[n.cluster].add(n.where)
+        own[n.cluster] += n.kind == "op"
+    spread = {c: len(set().union(*(lines[d] for d in _within(folded, c, children)))
+                     - {"", V.NO_LINE}) for c in folded.clusters}
+    model = _model(folded, children)
+    repeated = _repeated(folded, model)
+    return _Tree(folded, children, lines, own, model, _path(folded, model, repeated, children),
+                 _twins(folded), spread, [c.id for c in repeated])
 
 
 @dataclass
@@ -239,6 +244,12 @@ class _Tree:
             return True
         return c not in self.model and c not in self.path and bool(self.repeated) and \
             not any(set(V.ancestors(self.g, b)[:-1]) <= opened for b in self.repeated)
+
+    def within_block(self, c: int) -> bool:
+        """Whether `c` is a part of a repeated block of the model (a module's call, not a
+        period of several calls such as a GAN's `Discriminator → loss ×2`)."""
+        return any(a in self.repeated and not self.g.clusters[a].period
+                   for a in V.ancestors(self.g, c)[:-1])
 
 
 def _search(tree: _Tree, view: tuple, trials: "_Trials") -> tuple[tuple, bool]:
@@ -275,7 +286,7 @@ def _ways_to_open(tree: "_Tree", c: int, opened: set[int], by_line: frozenset[in
     equations grouped by line, where there are lines to tell apart or none at all (a
     pmap's own equations, JAX's), its calls drawn; where it has calls, its own equations
     as one box beside them (a PPO loss's dozen parallel lines are wider than the cell,
-    the model it calls is not); and last, on the path to the model's block, with the
+    the model it calls is not); and last, on the path as far as the model's block, with the
     calls around it drawing their own equations as one box (`_rooms`: lm1b's
     `TransformerLM` and its mask's `gt`s around `decoder`), laid out where close: boxing
     lines changes the estimate's error (a GAN step's eight loose lines took 1,286 pt
@@ -291,7 +302,9 @@ def _ways_to_open(tree: "_Tree", c: int, opened: set[int], by_line: frozenset[in
         yield opened | {c}, by_line | {c}, whole, children, False
     if len(lines) > 1 and children:
         yield opened | {c}, by_line, whole | {c}, children, False
-    if c in tree.path:      # the path's own equations make room: a mask's two `gt`s
+    if c in tree.path and not tree.within_block(c):
+        # the path's own equations make room for it (a mask's two `gt`s) as far as the
+        # model's block: inside it, a block's own parts open as they are
         for room in _rooms(tree, c, opened, by_line, whole):
             yield opened | {c}, by_line, whole | room, children, True
 
