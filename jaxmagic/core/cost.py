@@ -22,7 +22,7 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 from .. import _compat
-from .graph import COLLECTIVES, NO_DATA
+from .graph import COLLECTIVES, NO_DATA, ancestors
 from .views import series_title
 
 # Primitives that move or reinterpret data without arithmetic.
@@ -208,14 +208,6 @@ class CostRow:
     #                            it spent moving data, apart from its equation's compute
 
 
-def _chain(graph: Any, cluster: int | None) -> tuple[int, ...]:
-    out = []
-    while cluster is not None:
-        out.append(cluster)
-        cluster = graph.clusters[cluster].parent
-    return tuple(out[::-1])
-
-
 def rows(graph: Any, estimates: list[EqnCost], seconds: dict[int, float] | None = None,
          split: Iterable[int] = ()) -> list[CostRow]:
     """One row per op equation (and per nested-jaxpr equation that took time).
@@ -225,7 +217,7 @@ def rows(graph: Any, estimates: list[EqnCost], seconds: dict[int, float] | None 
     """
     split = set(split)
     nodes = {n.eqns[0]: n for n in graph.nodes.values() if n.kind == "op" and n.eqns}
-    chains = {i: _chain(graph, n.cluster) for i, n in nodes.items()}
+    chains = {i: tuple(ancestors(graph, n.cluster)) for i, n in nodes.items()}
     total = sum(seconds.values()) if seconds else sum(e.flops for e in estimates)
     out = []
     for e in estimates:

@@ -139,6 +139,16 @@ class Graph:
         return sorted({c.title for c in self.clusters.values()})
 
 
+def ancestors(g: Any, cluster: int | None) -> list[int]:
+    """`cluster` and the groups around it, outermost first (empty for None); `g` a graph,
+    or the builder making one."""
+    chain = []
+    while cluster is not None:
+        chain.append(cluster)
+        cluster = g.clusters[cluster].parent
+    return chain[::-1]   # outermost first
+
+
 # ---- labels ------------------------------------------------------------------------
 
 def equations(n: int) -> str:
@@ -665,7 +675,7 @@ def build(traced: Traced, sharding: bool = False, types: dict | None = None,
     counts = Counter()
     for n in [*b.nodes.values(), *unused]:
         if n.kind == "op":
-            counts.update(_chain_of(b, n.cluster))
+            counts.update(ancestors(b, n.cluster))
     for c in b.clusters.values():
         c.num_equations = counts[c.id]
     _name_calls(b)
@@ -688,20 +698,11 @@ def _drop_unused(b: _Builder) -> list[Node]:
     unused = {i for i, n in b.nodes.items()
               if n.kind == "op" and i not in linked and i not in b.effectful}
     alive = {c for n in b.nodes.values() if n.id not in unused
-             for c in _chain_of(b, n.cluster)}
+             for c in ancestors(b, n.cluster)}
     unused = {i for i in unused if b.nodes[i].cluster in alive | {None}}
     for c, items in b.order.items():
         b.order[c] = [x for x in items if not (x[0] == "n" and x[1] in unused)]
     return [b.nodes.pop(i) for i in sorted(unused)]
-
-
-def _chain_of(b: _Builder, c: int | None) -> list[int]:
-    """`c` and the clusters around it."""
-    out = []
-    while c is not None:
-        out.append(c)
-        c = b.clusters[c].parent
-    return out
 
 
 def _constants_note(constants: list[str], most: int = 3) -> str:

@@ -13,16 +13,7 @@ from collections import Counter, defaultdict
 from dataclasses import replace
 from typing import Any, Callable, Iterable
 
-from .graph import _CAPTURED, Cluster, Edge, Graph, Node, _short, equations
-
-
-def ancestors(g: Graph, cluster: int | None) -> list[int]:
-    """`cluster` and the groups around it, outermost first (empty for None)."""
-    chain = []
-    while cluster is not None:
-        chain.append(cluster)
-        cluster = g.clusters[cluster].parent
-    return chain[::-1]   # outermost first
+from .graph import _CAPTURED, Cluster, Edge, Graph, Node, _short, ancestors, equations
 
 
 def contract(g: Graph, rep: Callable[[Node], Any], make: Callable[[Any, list[Node]], Node],
