@@ -132,6 +132,14 @@ def fresh_traces() -> Any:
     return state(_FRESH_TRACE_REGEX)
 
 
+def from_fresh_traces(miss: str) -> bool:
+    """Whether JAX's explanation of a trace-cache miss names no difference but the one
+    `fresh_traces` makes: the first trace in the user's own context after `%jaxpr` traced
+    the function in ours (Adam's bias correction under `tx.update`), not a retrace."""
+    diffs = [line for line in miss.splitlines() if line.lstrip().startswith("* ")]
+    return bool(diffs) and all(_FRESH_TRACE_REGEX in line for line in diffs)
+
+
 def source_frames(eqn: Any, skip: Callable[[str], bool] | None = None) \
         -> Iterator[tuple[str, int, str]]:
     """(file, line, function) of each frame outside JAX and jaxmagic that emitted `eqn`

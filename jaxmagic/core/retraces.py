@@ -30,7 +30,8 @@ class MissLog(logging.Handler):
         except Exception:
             return
         if "CACHE MISS" in msg:
-            self.records.append((self.phase, msg))
+            if not _compat.from_fresh_traces(msg):     # ours, not the user's
+                self.records.append((self.phase, msg))
             if not self.forward:
                 return
         parent = logging.getLogger(record.name).parent
