@@ -347,3 +347,36 @@ def test_calls_from_two_dissolved_library_calls_are_numbered_apart(ip):
     assert not _duplicates(g), _duplicates(g)
     (root,) = [i for i, c in g.clusters.items() if c.parent is None]
     assert [t for t, _ in _tree(g, root)] == ["Scale #0", "Scale #1", "Scale #2"]
+
+
+PGD = """
+@jax.jit
+def loss_fun(params, x):
+    return jnp.mean(jnp.tanh(x @ params) ** 2)
+
+@jax.jit
+def pgd_attack(params, x):
+    delta = jnp.zeros_like(x)
+    def adversarial_loss(d):
+        return loss_fun(params, x + d)
+    grad_adversarial = jax.grad(adversarial_loss)
+    for _ in range(5):
+        delta += 0.01 * jnp.sign(grad_adversarial(delta))
+        delta = jnp.clip(delta, -0.1, 0.1)
+    return x + delta
+
+@jax.jit
+def train_step(params, x):
+    return jax.grad(loss_fun)(params, pgd_attack(params, x))
+"""
+
+
+def test_a_period_names_its_backward_calls_as_drawn(ip):
+    """Optax's adversarial-training example takes a gradient in a Python loop (a PGD
+    attack, jitted, called by the jitted step): each iteration calls the loss, its
+    backward and `clip`. The fold was titled
+    `adversarial_loss → adversarial_loss → clip ×5`: one name for a forward and a backward."""
+    assert ip.run_cell(PGD).success
+    view = ip.run_line_magic("jaxpr", "-o train_step(jnp.ones((4, 4)), jnp.ones((2, 4)))")
+    assert _folded(view) == ["adversarial_loss → adversarial_loss · backward → clip ×5"], \
+        _folded(view)

@@ -1101,7 +1101,9 @@ def _phase(loose: _Lazy, lo: int, hi: int, s: int, e: int, p: int) \
 
 def _wrap(b: _Builder, parent: int | None, members: list[tuple[str, int]]) -> int:
     calls = [b.clusters[i] for kind, i in members if kind == "c"]
-    names = [_base_label(c.label).split(": ")[-1] for c in calls]
+    mixed = not all(c.backward for c in calls)     # a backward call named as it is drawn
+    names = [_base_label(c.label).split(": ")[-1] + (" · backward" if mixed and c.backward
+                                                     else "") for c in calls]
     label = " → ".join(names)
     if len(names) > 4 and len(label) > 48:      # a transformer layer's ten calls
         label = " → ".join([*names[:2], "…", names[-1]])
