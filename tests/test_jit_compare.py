@@ -216,6 +216,45 @@ Y = jnp.ones(7)
     assert "NOT usable" in r.text()
 
 
+def test_a_donated_argument_is_blamed_only_for_the_leaves_jit_could_not_use(sh):
+    """Flax's minigpt donates its model, whose PRNG keys have no output to write into:
+    the whole model (84 arrays) was reported NOT usable, its parameters used in place."""
+    run(sh, """
+def step(state, x):
+    return state["w"] * state["b"].sum() + jax.random.normal(state["key"], (5,)) + x.sum()
+
+STATE = {"w": jnp.ones(5), "b": jnp.ones(3), "key": jax.random.key(0)}
+""")
+    r = comparison(sh, f"{FAST} --donate-argnums 0 step(STATE, jnp.ones(3))")
+    (d,) = r.donated
+    assert d["leaves"] == 3 and d["usable"] is False, d
+    assert sorted(d["unusable"]) == ["float32[3]", "key<fry>[]"], d
+    assert "2 of 3 NOT usable (float32[3], key<fry>[])" in r.text(), r.text()
+    assert not any(x.is_deleted() for x in jax.tree.leaves(sh.user_ns["STATE"]))
+
+
+def test_a_sharded_donated_argument_is_matched_by_its_shards(sh):
+    """JAX names a sharded argument's unusable buffers by one shard's shape
+    (`float32[1,4]` for 8 rows over 8 devices): the batch was reported used in place."""
+    run(sh, """
+from jax.sharding import NamedSharding, PartitionSpec as P
+_mesh = jax.make_mesh((8,), ("d",))
+B = jax.device_put(jnp.ones((8, 4)), NamedSharding(_mesh, P("d")))
+W = jnp.ones((4, 4))
+
+def fit(w, b):
+    return w - (b @ w).mean()
+""")
+    r = comparison(sh, f"{FAST} --no-eager --donate-argnums 0,1 fit(W, B)")
+    if not r.donation_warning:
+        pytest.skip(f"JAX {jax.__version__} says nothing of a sharded buffer it cannot use")
+    by_name = {d["name"]: d for d in r.donated}
+    assert by_name["W"]["usable"] is True, r.donated
+    assert by_name["B"]["usable"] is False and by_name["B"]["unusable"] == ["float32[8,4]"]
+    assert "B (float32[8,4]) NOT usable" in r.text(), r.text()
+    assert not sh.user_ns["B"].is_deleted()
+
+
 def test_non_array_argument_is_held_static(sh):
     """A string argument is held static automatically (Equinox's filter rule), and the
     view names it; marking it static by hand still works."""

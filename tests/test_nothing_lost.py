@@ -133,6 +133,28 @@ def test_jit_compare_of_a_donated_typed_key(sh):
     assert r.donated[0]["bytes"] == 8 and r.results_match is True
 
 
+def test_jit_compare_donates_what_eqx_filter_jit_donates(sh):
+    """`eqx.filter_jit(donate="all")` (Equinox's parallelism example) donates every array
+    argument; %jit_compare re-wrapped it donating nothing while saying "with the same
+    static and donated arguments"."""
+    r = compared(sh, "eqx_step(emlp, a)")
+    assert [(d["name"], d["shape"]) for d in r.donated] == [("emlp", "6 arrays"),
+                                                            ("a", "float32[4]")], r.donated
+    assert r.results_match is True
+    run(sh, "eqx_rest = eqx.filter_jit(lambda m, v, s: m(v) * s, donate='all-except-first')")
+    r = compared(sh, "eqx_rest(emlp, a, 2.0)")
+    assert [d["name"] for d in r.donated] == ["a"], r.donated
+    # and --memory compiles it donating, as the user's program runs
+    import equinox as eqx
+    import jax
+    import jax.numpy as jnp
+
+    params = {"w1": jnp.ones((128, 128)), "w2": jnp.ones((128, 128))}
+    step = eqx.filter_jit(lambda p: jax.tree.map(lambda w: w * 0.9, p), donate="all")
+    assert jaxmagic.memory(step, params).memory.profile.alias_bytes >= 2 * 128 * 128 * 4
+    assert not params["w1"].is_deleted()
+
+
 def test_memory_reads_a_pmaps_donation_as_jits():
     import jax
     import jax.numpy as jnp

@@ -25,35 +25,55 @@ def aval_text(x: Any) -> str:
     return f"{dtype.name if isinstance(dtype, np.dtype) else dtype}[{shape}]"
 
 
+def holds_arrays(tree: Any) -> bool:
+    """Whether a JAX or NumPy array is among `tree`'s leaves (what Equinox donates)."""
+    return any(isinstance(x, (jax.Array, np.ndarray)) for x in jax.tree_util.tree_leaves(tree))
+
+
 def nbytes(tree: Any) -> int:
     """Bytes of a tree's array leaves (a typed key counts its key data)."""
     return sum(int(getattr(x, "nbytes", 0) or np.asarray(x).nbytes)
                for x in jax.tree_util.tree_leaves(tree) if hasattr(x, "dtype"))
 
 
+def shard_text(x: Any) -> str:
+    """`x`'s aval as jit's donation warning writes it for one device's shard (`int32[4,32]`
+    for a batch of 8 split over two devices): a sharded or pmapped argument is named so."""
+    sharding = getattr(x, "sharding", None)
+    try:
+        shape = sharding.shard_shape(np.shape(x))
+    except Exception:  # noqa: BLE001 - no sharding, or one that names no shard shape
+        return aval_text(x)
+    return aval_text(x).split("[")[0] + f"[{','.join(str(d) for d in shape)}]"
+
+
 def donated_arguments(call: ArgCall, argnums: tuple, argnames: tuple, warning: str) -> list[dict]:
-    unusable = []
-    if warning:
-        m = re.search(r"not usable:\s*(.*?)\.\s*(?:\n|See|$)", warning, re.S)
-        if m:
-            unusable = [s.strip() for s in m.group(1).split(", ")]
-            unusable = [re.sub(r"^ShapedArray\((.*)\)$", r"\1", s) for s in unusable]
-    whole = "not implemented" in warning
-    out = []
+    """Each donated argument: its name, shape, bytes and `unusable`, the avals of its
+    leaves jit could not use in place. The warning lists those avals in the order jit
+    flattens the donated leaves, each the global or (sharded) one shard's: they are
+    matched in order, so an argument is blamed only for leaves of its own (a model's
+    PRNG keys, not its parameters; a sharded batch by its shards' shape)."""
+    m = re.search(r"not usable:\s*(.*?)\.\s*(?:\n|See|$)", warning or "", re.S)
+    listed = [re.sub(r"^ShapedArray\((.*)\)$", r"\1", t.strip())
+              for t in m.group(1).split(", ")] if m else []
+    whole = "not implemented" in (warning or "")
     donated = [(call.arg_names[i], call.args[i]) for i in argnums if i < len(call.args)]
     donated += [(call.kwarg_names.get(k, k), call.kwargs[k]) for k in argnames
                 if k in call.kwargs]
+    out, k = [], 0
     for name, value in donated:
-        leaves = jax.tree_util.tree_leaves(value)
-        usable = True
+        leaves = [x for x in jax.tree_util.tree_leaves(value) if hasattr(x, "dtype")]
+        unusable = []
         for leaf in leaves:
-            text = aval_text(leaf)
-            if text in unusable:
-                unusable.remove(text)
-                usable = False
+            if whole or k < len(listed) and listed[k] in (aval_text(leaf), shard_text(leaf)):
+                unusable.append(aval_text(leaf))
+                k += not whole
         shape = aval_text(leaves[0]) if len(leaves) == 1 else f"{len(leaves)} arrays"
-        out.append({"name": name, "shape": shape, "bytes": nbytes(leaves),
-                    "usable": False if whole else usable})
+        out.append({"name": name, "shape": shape, "bytes": nbytes(leaves), "leaves": len(leaves),
+                    "unusable": unusable, "usable": not unusable})
+    if k < len(listed):      # named otherwise than we name them: no argument is blamed
+        for d in out:
+            d["unusable"], d["usable"] = [], None
     return out
 
 
@@ -85,4 +105,5 @@ def map_leaves(args: tuple, kwargs: dict, static_nums: set, static_names: set,
     return tuple(args), kwargs
 
 
-__all__ = ["as_traced", "aval_text", "copy", "donated_arguments", "map_leaves", "nbytes"]
+__all__ = ["as_traced", "aval_text", "copy", "donated_arguments", "holds_arrays", "map_leaves",
+           "nbytes", "shard_text"]

@@ -98,7 +98,7 @@ class JitMeasurement:
     donate_argnames: tuple = ()
     unwrapped_jit: bool = False           # the target was already jitted
     pmapped: bool = False                 # the target is a jax.pmap: compiled as given
-    # donation: [{"name", "shape", "bytes", "usable"}]
+    # donation: [{"name", "shape", "bytes", "leaves", "unusable", "usable"}]
     donated: list = field(default_factory=list)
     donation_warning: str = ""
     # cost and memory analyses (None where the backend does not say)
@@ -339,6 +339,7 @@ def _arguments(m, func, args, kwargs, arg_names, kwarg_names, name, static_argnu
     found = libraries.unwrap_jit(func)
     if found is not None:
         fun, inherited, kind = found
+        inherited = libraries.resolved(inherited, args, kwargs)
         m.unwrapped_jit = True
     m.pmapped = _compat.is_pmap(func)
     names = list(arg_names) if arg_names is not None else [f"arg{i}" for i in range(len(args))]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from collections import Counter
 
 from ..core.timing import JitMeasurement
 from .html import ERROR, INK, MONO, MUTED, PANEL, WARNING, esc, panel
@@ -20,6 +21,21 @@ OK_GREEN = "#047857"
 EAGER_COLOUR = "#f59e0b"
 COMPILE_COLOUR = "#8b5cf6"
 JIT_COLOUR = "#2563eb"
+
+
+def _donated(d: dict, warning: str) -> str:
+    """What jit did with one donated argument: its buffers used in place, or which not."""
+    if d["usable"]:
+        return "used in place"
+    if d["usable"] is None:
+        return "not matched to JAX's warning: " + " ".join(warning.split())[:300]
+    why = "XLA found no output of the same shape and dtype left to write into"
+    if len(d["unusable"]) == d.get("leaves", 1):
+        return "NOT usable: " + why
+    kinds = Counter(d["unusable"])
+    named = ", ".join(f"{t} ×{n}" if n > 1 else t for t, n in kinds.items())
+    return f"{len(d['unusable'])} of {d['leaves']} NOT usable ({named}): {why}; the rest " \
+        "used in place"
 
 
 def _loops(runs: int, loops: int) -> str:
@@ -112,13 +128,8 @@ class JitComparison(JitMeasurement):
         return " · ".join(f"{k} {fmt_bytes(v)}" for k, v in parts)
 
     def _donation_line(self) -> str:
-        if not self.donated:
-            return ""
-        items = [f"{d['name']} ({d['shape']}) "
-                 + ("used in place" if d["usable"] else "NOT usable: XLA found no output "
-                    "of the same shape and dtype to write into")
-                 for d in self.donated]
-        return "; ".join(items)
+        return "; ".join(f"{d['name']} ({d['shape']}) {_donated(d, self.donation_warning)}"
+                         for d in self.donated)
 
     def _traces_line(self) -> str:
         if self.traces <= 1:
@@ -154,7 +165,7 @@ class JitComparison(JitMeasurement):
                          "a jitted helper called with changing static arguments)", "warn"))
         if line := self._donation_line():
             rows.append(("donated", line,
-                         "warn" if any(not d["usable"] for d in self.donated) else ""))
+                         "" if all(d["usable"] for d in self.donated) else "warn"))
         if line := self._cost_line():
             rows.append(("cost", line, ""))
         if line := self._memory_line():

@@ -109,11 +109,11 @@ def donated_leaves(traced: Traced) -> tuple[int, ...]:
     `jax.jit`'s `donate_argnums` / `donate_argnames`, or a `jax.pmap` or jit inside it that
     is handed an input (its jaxpr says so); a compile for analysis reuses their memory for
     outputs, as the user's program does."""
-    from ..libraries import unwrap_jit
+    from ..libraries import resolved, unwrap_jit
 
     inner = _compat.donated_inputs(traced.jaxpr)
     found = unwrap_jit(traced.call.func)
-    opts = found[1] if found is not None else {}
+    opts = resolved(found[1], traced.call.args, traced.call.kwargs) if found is not None else {}
     n, params = len(traced.call.args), traced.partition.call.params
     names = set(opts.get("donate_argnames", ()))
     nums = {i % n for i in opts.get("donate_argnums", ()) if n} | {

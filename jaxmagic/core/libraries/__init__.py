@@ -47,8 +47,22 @@ def unwrap_jit(f: Any) -> tuple[Callable, dict, str] | None:
 
         fun = equinox.unwrap_jit(f)
         if fun is not None:
-            return fun, {}, "eqx.filter_jit"
+            return fun, equinox.jit_options(f), "eqx.filter_jit"
     return None
+
+
+def resolved(opts: dict, args: tuple, kwargs: dict) -> dict:
+    """`unwrap_jit`'s options for a call with `args` and `kwargs`: Equinox's `donate_from`
+    as the array arguments it donates (`donate_argnums` and `donate_argnames`)."""
+    if "donate_from" not in opts:
+        return opts
+    from ..donation import holds_arrays
+
+    out = {k: v for k, v in opts.items() if k != "donate_from"}
+    out["donate_argnums"] = tuple(i for i, x in enumerate(args)
+                                  if i >= opts["donate_from"] and holds_arrays(x))
+    out["donate_argnames"] = tuple(k for k, x in kwargs.items() if holds_arrays(x))
+    return out
 
 
 def cached_arguments(f: Any) -> tuple[Callable, tuple] | None:
