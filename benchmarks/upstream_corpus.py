@@ -19,15 +19,21 @@ HELD_OUT must not (reported apart). Per row, the docstring of its setup names th
 file, the commit and what was shrunk.
 
 With `bench_upstream`'s own 6 rows (gemma, lm1b tuned; imagenet, wmt, mnist_tutorial, ViT
-held out) the corpus has 29 rows from six sources (Flax Linen and NNX, Haiku, Equinox,
-Optax's examples, JAX's examples), 10 of them held out:
+held out) the corpus has 32 rows from six sources (Flax Linen and NNX, Haiku, Equinox,
+Optax's examples, JAX's examples), 13 of them held out:
 
 - tuned (17): Haiku mnist, transformer LM, rnn LSTM; Flax vae, sst2, nlp_seq (pmap, adamw
   with schedule), mnist (NNX), ppo; Equinox mnist, train_rnn, stateful, DCGAN
   discriminator and generator steps; Optax flax_example, lookahead_mnist; JAX
   mnist_classifier (stax), spmd_mnist (Explicit mesh).
-- held out (6): Haiku vae, imagenet ResNet50 (pmap, schedule); Flax seq2seq; Equinox
-  score-based diffusion; Optax nanolm; JAX mnist_vae (a whole epoch in `fori_loop`).
+- held out (9): Haiku vae, imagenet ResNet50 (pmap, schedule); Flax seq2seq; Equinox
+  score-based diffusion; Optax nanolm; JAX mnist_vae (a whole epoch in `fori_loop`);
+  and three added after the automatic depth was last tuned, measured before any change:
+  Optax adversarial_training (a jitted PGD attack loop in the step), Flax's NNX minigpt
+  (global mesh, sharded parameters, `nnx.jit(donate_argnums=(0, 1, 3))`), Equinox
+  parallelism (`filter_jit(donate="all")` on a mesh). Optax's cifar10_resnet was tried
+  too and left out: its NNX ResNet assigns a module to an attribute it first set to
+  `None`, which Flax 0.12.12 refuses.
 
 Where a step needs a stand-in beyond `bench_upstream.IO_ONLY` (matplotlib, diffrax's
 sampler, flax's TensorBoard writer, gymnasium, dm-tree's `flatten_with_path`) or departs
@@ -44,6 +50,7 @@ import tempfile
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from upstream_heldout import EQUINOX, FLAX, Notebook, stand_in_attribute  # noqa: F401
 
@@ -159,6 +166,20 @@ class Body:
 
 
 @dataclass(frozen=True)
+class Without:
+    """A part's cells less the lines that contain `text`: a setting only a fresh kernel
+    takes (`jax.config.update("jax_num_cpu_devices", 8)`: JAX refuses it once a backend
+    runs, and the bench's `XLA_FLAGS` already give 8 CPU devices)."""
+
+    part: Any
+    text: str
+
+    def sources(self, mirrors: Path) -> list[str]:
+        return ["\n".join(line for line in cell.splitlines() if self.text not in line)
+                for cell in self.part.sources(mirrors)]
+
+
+@dataclass(frozen=True)
 class Cells:
     """Parts run in order: `Folder`, `Script`, `Body`, `Notebook` or a literal cell."""
 
@@ -192,6 +213,28 @@ for _name in {names!r}:
         _parent, _, _child = _name.rpartition('.')
         if _parent in _sys.modules:
             setattr(_sys.modules[_parent], _child, _m)
+"""
+
+
+# ---- Flax NNX docs -------------------------------------------------------------------------
+
+MINIGPT_NB = "docs_nnx/examples/minigpt.ipynb"
+MINIGPT_SIZES = """
+\"\"\"Cell 5 makes the GPT-2 tokenizer (tiktoken, not installed: it stands in, so the
+vocabulary is set here). Shrunk, after cell 9's hyperparameters: vocabulary 50,257 -> 256,
+maxlen 256 -> 32, embed 256 -> 32, 8 -> 2 heads, feed-forward 256 -> 64, batch 144 -> 8.\"\"\"
+vocab_size, maxlen, embed_dim, num_heads, feed_forward_dim, batch_size = 256, 32, 32, 2, 64, 8
+"""
+MINIGPT = """
+\"\"\"flax docs_nnx/examples/minigpt.ipynb: NNX `MiniGPT` (4 `TransformerBlock`s in an
+`nnx.Sequential`, parameters sharded by `out_sharding` metadata) on the global
+`('batch', 'model')` mesh of cell 4, `nnx.Optimizer(adam)` and `nnx.MultiMetric`, the
+`@nnx.jit(donate_argnums=(0, 1, 3)) train_step` (cell 11); one batch of random tokens made
+and placed as cell 15 makes and places it.\"\"\"
+_tokens = jax.random.randint(jax.random.key(1), (batch_size, maxlen), 0, vocab_size)
+input_batch = jnp.stack(list(_tokens.T)).T
+target_batch = prep_target_batch(input_batch)
+batch = jax.device_put((input_batch, target_batch), P("batch", None))
 """
 
 
@@ -316,6 +359,16 @@ batch = (random.uniform(random.key(1), (config.batch_size, 784)) > 0.5).astype(j
 # ---- Equinox -----------------------------------------------------------------------------
 
 EQX_NB = "docs/examples/{}.ipynb".format
+
+EQX_PARALLEL = """
+\"\"\"equinox docs/examples/parallelism.ipynb: an `eqx.nn.MLP` (depth 1, width 32), its
+`@eqx.filter_jit(donate="all") train_step` on a `batch` mesh of all (8 host) devices
+(cells 1, 2); model, optimizer state and one batch sharded as cell 3 shards them.
+Nothing shrunk (its batch is 16).\"\"\"
+model, opt_state = eqx.filter_shard((model, opt_state), model_sharding)
+x, y = next(train_dataloader((xs, ys), batch_size))
+x, y = eqx.filter_shard((x, y), data_sharding)
+"""
 
 EQX_MNIST_DATA = """
 \"\"\"Cell 4's batch from the torch loader, as numpy: (64, 1, 28, 28) and (64,).\"\"\"
@@ -547,6 +600,24 @@ with `nn.compact`, cell 9), its loss (cell 10), `optax.adamw` (cell 13) and cell
 its loop (the `@jax.jit step` that samples its own batch).\"\"\"
 """
 
+OPTAX_ADVERSARIAL_DATA = """
+\"\"\"Cell 4 reads MNIST with tfds and grain: its image shape and 10 classes, and one batch
+of uint8 images and labels as its loader yields them. Shrunk: batch 128 -> 8.\"\"\"
+import numpy as _np
+input_shape, num_classes = (1, 28, 28, 1), 10
+train_loader_batched = test_loader_batched = [
+    (_np.random.RandomState(0).randint(0, 256, (8, 28, 28, 1)).astype(_np.uint8),
+     _np.random.RandomState(1).randint(0, 10, (8,)))]
+iter_per_epoch_train = iter_per_epoch_test = 1
+"""
+OPTAX_ADVERSARIAL = """
+\"\"\"optax examples/adversarial_training.ipynb: a Linen `CNN` (cell 3) trained on the
+images a 10-step PGD attack (`pgd_attack`, a jitted Python loop of `jax.grad` of the
+jitted `loss_fun`) makes of each batch, `optax.adam`; the `@jax.jit train_step` of cell 6,
+params and optimizer as cell 7 makes them.\"\"\"
+train_batch = train_loader_batched[0]
+"""
+
 # ---- JAX examples ------------------------------------------------------------------------
 
 JAX_MNIST_DATA = """
@@ -690,5 +761,20 @@ HELD_OUT = [
     ("haiku imagenet ResNet50", HAIKU_IMAGENET, "train.train_step(train_state, batch)",
      ("res_net50", "ResNet50", "_forward", "block_group", "block"),
      cells(stand_in("tensorflow.compat", "tensorflow.compat.v2"), HAIKU_TREE,
-           Folder(HAIKU, "examples", "."))),
+           Folder(HAIKU, "examples", "."))),    ("optax adversarial CNN (Linen)", OPTAX_ADVERSARIAL,
+     "train_step(var_params, opt_state, train_batch)", ("CNN",),
+     cells(stand_in("grain", "matplotlib", "matplotlib.pyplot"),
+           Notebook(OPTAX, OPTAX_NB("adversarial_training"), (1, 2, 3)),
+           OPTAX_ADVERSARIAL_DATA,
+           Notebook(OPTAX, OPTAX_NB("adversarial_training"), (5, 6)),
+           Body(OPTAX, OPTAX_NB("adversarial_training"), None, "start =", cell=7))),
+    ("flax minigpt (NNX, mesh)", MINIGPT, "train_step(model, optimizer, metrics, batch)",
+     ("MiniGPT", "TransformerBlock"),
+     cells(stand_in("tiktoken", "pandas"),
+           Notebook(FLAX, MINIGPT_NB, (1, 3, 4, 5, 6, 7, 8, 9)), MINIGPT_SIZES,
+           Notebook(FLAX, MINIGPT_NB, (11, 12, 13)),
+           Body(FLAX, MINIGPT_NB, None, "step = 0", cell=15))),
+    ("equinox parallelism MLP (mesh)", EQX_PARALLEL, "train_step(model, opt_state, x, y)",
+     ("MLP",), cells(Without(Notebook(EQUINOX, EQX_NB("parallelism"), (1, 2)),
+                             "jax_num_cpu_devices"))),
 ]
