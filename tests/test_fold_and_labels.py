@@ -380,3 +380,31 @@ def test_a_period_names_its_backward_calls_as_drawn(ip):
     view = ip.run_line_magic("jaxpr", "-o train_step(jnp.ones((4, 4)), jnp.ones((2, 4)))")
     assert _folded(view) == ["adversarial_loss → adversarial_loss · backward → clip ×5"], \
         _folded(view)
+
+
+FROZEN = """
+import equinox as eqx
+import jax.tree_util as jtu
+
+mlp = eqx.nn.MLP(1, 1, 8, 1, key=jax.random.key(0))
+spec = eqx.tree_at(lambda t: (t.layers[-1].weight, t.layers[-1].bias),
+                   jtu.tree_map(lambda _: False, mlp), replace=(True, True))
+
+@eqx.filter_grad
+def loss(diff, static, x):
+    return jnp.mean(jax.vmap(eqx.combine(diff, static))(x) ** 2)
+
+def grads(model, x):
+    return loss(*eqx.partition(model, spec), x)
+"""
+
+
+def test_a_frozen_layers_backward_twin_keeps_its_forward_number(ip):
+    """Equinox's frozen_layer example trains only the last of two `Linear`s: the backward
+    pass holds one `Linear`, titled `Linear · backward` beside `Linear #0` and `Linear #1`
+    (which did it mirror?)."""
+    assert ip.run_cell(FROZEN).success
+    view = ip.run_line_magic("jaxpr", "-o grads(mlp, jnp.ones((4, 1)))")
+    titles = {c.title for c in view.full.clusters.values()}
+    assert {"Linear #0", "Linear #1", "Linear #1 · backward"} <= titles, titles
+    assert "Linear · backward" not in titles

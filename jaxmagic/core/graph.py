@@ -713,7 +713,8 @@ def _constants_note(constants: list[str], most: int = 3) -> str:
 
 
 def _name_calls(b: _Builder) -> None:
-    """`layer #3` where a parent calls `layer` more than once, else `layer`. The number
+    """`layer #3` where a parent calls `layer` more than once (in either pass: a frozen
+    layer's backward twin keeps its forward's number), else `layer`. The number
     is the call's own (the k-th call of `layer` in its caller) unless two siblings share
     it, having come from different callers drawn as no group of their own (a library
     call drawn as what it calls): then they are numbered in the order they run."""
@@ -721,9 +722,15 @@ def _name_calls(b: _Builder) -> None:
     for c in sorted(b.clusters.values(), key=lambda c: c.id):     # in walk order
         if c.kind == "scope":
             siblings[c.parent, c.label, c.backward].append(c)
+
+    # a call's callers' names before any is renamed: the same for its backward twin
+    path = {c.id: tuple(b.clusters[a].title for a in ancestors(b, c.parent)) + (c.label,)
+            for same in siblings.values() for c in same}
+    numbered = {path[same[0].id] for same in siblings.values() if len(same) > 1}
     for same in siblings.values():
-        if len(same) == 1:
-            same[0].title = same[0].label
+        c = same[0]
+        if len(same) == 1 and not (path[c.id] in numbered and calltree.parse(c.title)):
+            c.title = c.label
         elif len({c.title for c in same}) < len(same) and \
                 all(calltree.parse(c.title) for c in same):     # calls, not repeats
             for k, c in enumerate(same):
