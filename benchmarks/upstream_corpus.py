@@ -31,9 +31,10 @@ Optax's examples, JAX's examples), 13 of them held out:
   and three added after the automatic depth was last tuned, measured before any change:
   Optax adversarial_training (a jitted PGD attack loop in the step), Flax's NNX minigpt
   (global mesh, sharded parameters, `nnx.jit(donate_argnums=(0, 1, 3))`), Equinox
-  parallelism (`filter_jit(donate="all")` on a mesh). Optax's cifar10_resnet was tried
-  too and left out: its NNX ResNet assigns a module to an attribute it first set to
-  `None`, which Flax 0.12.12 refuses.
+  parallelism (`filter_jit(donate="all")` on a mesh). Two were tried and left out, each
+  failing on its own code: Optax's cifar10_resnet assigns a module to an NNX attribute
+  it first set to `None` (Flax 0.12.12 refuses), Equinox's bert annotates with
+  `jax.random.PRNGKey | None` (a function: a TypeError before Python 3.14).
 
 Where a step needs a stand-in beyond `bench_upstream.IO_ONLY` (matplotlib, diffrax's
 sampler, flax's TensorBoard writer, gymnasium, dm-tree's `flatten_with_path`) or departs
@@ -359,6 +360,19 @@ batch = (random.uniform(random.key(1), (config.batch_size, 784)) > 0.5).astype(j
 # ---- Equinox -----------------------------------------------------------------------------
 
 EQX_NB = "docs/examples/{}.ipynb".format
+
+EQX_FROZEN_ARGS = """
+\"\"\"`main`'s keyword defaults, as its statements (run below as a cell) read them. Shrunk:
+dataset 10000 -> 512, batch 256 -> 32.\"\"\"
+dataset_size, batch_size, learning_rate, steps, width_size, depth, seed = \\
+    512, 32, 3e-3, 1000, 8, 1, 5678
+"""
+EQX_FROZEN = """
+\"\"\"equinox docs/examples/frozen_layer.ipynb: an `eqx.nn.MLP` whose last layer alone
+trains (a `filter_spec` made with `eqx.tree_at`), the `@eqx.filter_jit make_step` that
+partitions it, `optax.sgd` (cell 3's `main` up to its loop); a batch from its loader.\"\"\"
+x, y = next(data_iter)
+"""
 
 EQX_PARALLEL = """
 \"\"\"equinox docs/examples/parallelism.ipynb: an `eqx.nn.MLP` (depth 1, width 32), its
@@ -774,6 +788,9 @@ HELD_OUT = [
            Notebook(FLAX, MINIGPT_NB, (1, 3, 4, 5, 6, 7, 8, 9)), MINIGPT_SIZES,
            Notebook(FLAX, MINIGPT_NB, (11, 12, 13)),
            Body(FLAX, MINIGPT_NB, None, "step = 0", cell=15))),
+    ("equinox frozen_layer MLP", EQX_FROZEN, "make_step(model, x, y, opt_state)", ("MLP",),
+     cells(Notebook(EQUINOX, EQX_NB("frozen_layer"), (1, 2)), EQX_FROZEN_ARGS,
+           Body(EQUINOX, EQX_NB("frozen_layer"), "main", "for step", cell=3))),
     ("equinox parallelism MLP (mesh)", EQX_PARALLEL, "train_step(model, opt_state, x, y)",
      ("MLP",), cells(Without(Notebook(EQUINOX, EQX_NB("parallelism"), (1, 2)),
                              "jax_num_cpu_devices"))),
