@@ -19,19 +19,20 @@ HELD_OUT must not (reported apart). Per row, the docstring of its setup names th
 file, the commit and what was shrunk.
 
 With `bench_upstream`'s own 6 rows (gemma, lm1b tuned; imagenet, wmt, mnist_tutorial, ViT
-held out) the corpus has 32 rows from six sources (Flax Linen and NNX, Haiku, Equinox,
-Optax's examples, JAX's examples), 13 of them held out:
+held out) the corpus has 33 rows from six sources (Flax Linen and NNX, Haiku, Equinox,
+Optax's examples, JAX's examples), 14 of them held out:
 
 - tuned (17): Haiku mnist, transformer LM, rnn LSTM; Flax vae, sst2, nlp_seq (pmap, adamw
   with schedule), mnist (NNX), ppo; Equinox mnist, train_rnn, stateful, DCGAN
   discriminator and generator steps; Optax flax_example, lookahead_mnist; JAX
   mnist_classifier (stax), spmd_mnist (Explicit mesh).
-- held out (9): Haiku vae, imagenet ResNet50 (pmap, schedule); Flax seq2seq; Equinox
+- held out (10): Haiku vae, imagenet ResNet50 (pmap, schedule); Flax seq2seq; Equinox
   score-based diffusion; Optax nanolm; JAX mnist_vae (a whole epoch in `fori_loop`);
-  and three added after the automatic depth was last tuned, measured before any change:
+  and four added after the automatic depth was last tuned, measured before any change:
   Optax adversarial_training (a jitted PGD attack loop in the step), Flax's NNX minigpt
   (global mesh, sharded parameters, `nnx.jit(donate_argnums=(0, 1, 3))`), Equinox
-  parallelism (`filter_jit(donate="all")` on a mesh). Two were tried and left out, each
+  parallelism (`filter_jit(donate="all")` on a mesh) and frozen_layer (`eqx.partition`
+  by a filter spec). Two were tried and left out, each
   failing on its own code: Optax's cifar10_resnet assigns a module to an NNX attribute
   it first set to `None` (Flax 0.12.12 refuses), Equinox's bert annotates with
   `jax.random.PRNGKey | None` (a function: a TypeError before Python 3.14).
