@@ -256,3 +256,39 @@ def test_a_cell_magics_error_card_names_the_final_calls_line(ip):
     card = "".join(o.data.get("text/plain", "") for o in cap.outputs)
     assert "at line 2" in card and "f(y.reshape(4, 4))" in card, card
     assert "target.py" not in cap.stdout + cap.stderr      # no frames of jaxmagic's own
+
+
+JITTED_METHODS = """
+import functools
+
+class GAN:            # Haiku's mnist_gan: the update is a method jitted in its class
+    @functools.partial(jax.jit, static_argnums=0)
+    def update(self, x, y):
+        return x * 2 + y
+
+class Sampler(nnx.Module):    # Flax's minigpt: `@nnx.jit(donate_argnums=(1,))` on a method
+    def __init__(self):
+        self.w = nnx.Param(jnp.ones(3))
+
+    @nnx.jit(donate_argnums=(1,))
+    def step(self, tokens, k):
+        return (self.w[...] * tokens)[k]
+
+gan, sampler = GAN(), Sampler()
+tokens = jnp.arange(3.0)
+"""
+
+
+def test_a_method_jitted_in_its_class_is_called_through_its_instance(ip):
+    """`gan.update(x, y)`: the jit's `static_argnums=0` is `self`. The magics dropped the
+    bound `self`: %jaxpr raised `missing 1 required positional argument`, %jit_compare
+    said "static argument self=x is not hashable"."""
+    ip.run_cell("from flax import nnx")
+    assert ip.run_cell(JITTED_METHODS).success
+    v = ip.run_line_magic("jaxpr", "-o gan.update(jnp.ones(3), tokens)")
+    assert [n.title for n in v.full.nodes.values() if n.kind == "input"] == ["jnp.ones(3)", "tokens"]
+    r = ip.run_line_magic("jit_compare", "-o --budget 0.1 gan.update(jnp.ones(3), tokens)")
+    assert r.results_match is True and r.static_argnums == (), r.text()
+    r = ip.run_line_magic("jit_compare", "-o --budget 0.1 sampler.step(tokens, 1)")
+    assert r.results_match is True and [d["name"] for d in r.donated] == ["tokens"], r.text()
+    assert not ip.user_ns["tokens"].is_deleted()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import types
 from typing import Any, Callable
 
 from ... import _compat
@@ -25,8 +26,11 @@ def nnx():
 def unwrap_jit(f: Any) -> tuple[Callable, dict, str] | None:
     """(Python function, jit options, wrapper name) of a jitted callee, else None.
 
-    Knows `jax.jit`, `nnx.jit`, `eqx.filter_jit` and a `functools.partial` of any of them
-    (and jit of a partial: the function is the partial, named by what it wraps)."""
+    Knows `jax.jit`, `nnx.jit`, `eqx.filter_jit`, a `functools.partial` of any of them
+    and a method jitted in its class (`self` bound as a partial binds it), and jit of a
+    partial: the function is the partial, named by what it wraps."""
+    if isinstance(f, types.MethodType):
+        f = functools.partial(f.__func__, f.__self__)
     if isinstance(f, functools.partial):
         inner = unwrap_jit(f.func)
         if inner is None:
