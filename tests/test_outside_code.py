@@ -286,7 +286,8 @@ def test_a_method_jitted_in_its_class_is_called_through_its_instance(ip):
     ip.run_cell("from flax import nnx")
     assert ip.run_cell(JITTED_METHODS).success
     v = ip.run_line_magic("jaxpr", "-o gan.update(jnp.ones(3), tokens)")
-    assert [n.title for n in v.full.nodes.values() if n.kind == "input"] == ["jnp.ones(3)", "tokens"]
+    inputs = [n.title for n in v.full.nodes.values() if n.kind == "input"]
+    assert inputs == ["jnp.ones(3)", "tokens"], inputs
     r = ip.run_line_magic("jit_compare", "-o --budget 0.1 gan.update(jnp.ones(3), tokens)")
     assert r.results_match is True and r.static_argnums == (), r.text()
     r = ip.run_line_magic("jit_compare", "-o --budget 0.1 sampler.step(tokens, 1)")
