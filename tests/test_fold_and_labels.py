@@ -408,3 +408,30 @@ def test_a_frozen_layers_backward_twin_keeps_its_forward_number(ip):
     titles = {c.title for c in view.full.clusters.values()}
     assert {"Linear #0", "Linear #1", "Linear #1 · backward"} <= titles, titles
     assert "Linear · backward" not in titles
+
+
+ENCODER = """
+import haiku as hk
+
+def enc(x):        # Haiku's VQ-VAE encoder: a 4×4 stride-2 conv, then 3×3 stride-1 ones
+    h = jax.nn.relu(hk.Conv2D(16, 4, stride=2, name="enc_1")(x))
+    h = jax.nn.relu(hk.Conv2D(16, 3, stride=1, name="enc_2")(h))
+    h = jax.nn.relu(hk.Conv2D(16, 3, stride=1, name="enc_3")(h))
+    return jnp.sum(h)
+
+enc_t = hk.without_apply_rng(hk.transform(enc))
+enc_p = enc_t.init(jax.random.key(0), jnp.ones((2, 16, 16, 16)))
+"""
+
+
+def test_a_conv_with_another_stride_is_no_repeat(ip):
+    """`enc_1` (4×4, stride 2) and `enc_2` make results of one shape: they were folded as
+    `enc → relu ×3`, drawing `enc_1`'s stride for all three. How an equation works (its
+    stride, padding, dimensions) is part of the structure; its constants are not."""
+    assert ip.run_cell(ENCODER).success
+    view = ip.run_line_magic("jaxpr", "-o enc_t.apply(enc_p, jnp.ones((2, 16, 16, 16)))")
+    g = V.fold(view.full)
+    series = {c.title: c.id for c in g.clusters.values() if c.repeat > 1}
+    assert list(series) == ["enc → relu ×2"], series
+    first = next(c for c in g.clusters.values() if c.title == "enc_1")
+    assert series["enc → relu ×2"] not in V.ancestors(g, first.id)

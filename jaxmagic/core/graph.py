@@ -456,9 +456,12 @@ class _Builder:
             " · " + ", ".join(map(_literal, lits)) if lits else "")
         # a constant is no part of the structure: the layers of a Linen model differ in
         # the salt each folds into its dropout key, and are still one layer ×4; a loop's
-        # first iteration adds its loss to the Python float `0.0`, later ones to an array
-        shape = ",".join(aval_str(v.aval) for v in eqn.outvars)
+        # first iteration adds its loss to the Python float `0.0`, later ones to an array;
+        # nor is the width it is handed (a loop's first `Dense` reads the embedding). How it
+        # works is: a 4×4 stride-2 conv is no repeat of a 3×3 stride-1 one of the same
+        # result (Haiku's VQ-VAE encoder)
         detail = _params_detail(prim, eqn.params)
+        shape = ",".join(aval_str(v.aval) for v in eqn.outvars) + " " + " ".join(detail)
         if self.sharding and eqn.outvars:
             # the result's sharding on the node: an edge between groups has no label
             detail += ("→ " + self.label_of(eqn.outvars[0]),)
