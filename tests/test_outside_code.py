@@ -293,3 +293,32 @@ def test_a_method_jitted_in_its_class_is_called_through_its_instance(ip):
     r = ip.run_line_magic("jit_compare", "-o --budget 0.1 sampler.step(tokens, 1)")
     assert r.results_match is True and [d["name"] for d in r.donated] == ["tokens"], r.text()
     assert not ip.user_ns["tokens"].is_deleted()
+
+
+JAX_JIT_OVER_NNX = """
+model = nnx.Linear(2, 2, rngs=nnx.Rngs(0))
+opt = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
+
+@jax.jit                      # Flax's gspmd guide: a plain jax.jit over NNX objects
+def plain_step(model, opt, x):
+    opt.update(model, nnx.grad(lambda m: (m(x) ** 2).mean())(model))
+    return (model(x) ** 2).mean()
+"""
+
+
+def test_nnx_state_changed_inside_a_plain_jax_jit_is_said_to_be_lost(ip):
+    """jax.jit takes a module as a pytree: what the step changes never reaches the
+    caller (the guide's optimizer stays at step 0). The magics drew the changes as
+    outputs "as nnx.jit does", and measured a program with 6 more outputs than the
+    user's."""
+    ip.run_cell("import optax\nfrom flax import nnx")
+    assert ip.run_cell(JAX_JIT_OVER_NNX).success
+    v = ip.run_line_magic("jaxpr", "-o plain_step(model, opt, jnp.ones((4, 2)))")
+    outputs = [n.title for n in v.full.nodes.values() if n.kind == "output"]
+    assert not any("updated" in t for t in outputs), outputs
+    assert any("inside jax.jit, which returns no such change" in n for n in v.full.notes)
+    r = ip.run_line_magic("jit_compare", "-o --budget 0.1 plain_step(model, opt, jnp.ones((4, 2)))")
+    ns = ip.user_ns
+    real = ns["plain_step"].lower(ns["model"], ns["opt"], jnp.ones((4, 2))).compile()
+    assert r.output_bytes == real.memory_analysis().output_size_in_bytes == 4
+    assert int(ns["opt"].step[...]) == 0 and r.results_match is True

@@ -227,6 +227,9 @@ class Slot:
 
 _PYTHON_SCALARS = (bool, int, float, complex, np.bool_, np.number)
 TRACES_EVERY_LEAF = ("jax.jit", "nnx.jit", "jax.pmap")   # kinds that trace a pytree's scalars
+# kinds that return the NNX state the call changes: nnx.jit, and Python itself; a jax.jit,
+# pmap or filter_jit takes a module as a pytree and leaves the caller's as it was
+RETURNS_NNX_STATE = ("", "nnx.jit")
 
 
 def _slot(name: str, value: Any, static: bool, param: str | None = None,
@@ -288,7 +291,8 @@ class Partition:
     """A call split the way jit holds it; `function()` is what JAX traces.
 
     `in_names` names each traced input leaf; `held` what was held fixed; after a trace,
-    `updated` names the NNX state the call changed (returned as extra outputs) and
+    `updated` names the NNX state the call changed (returned as extra outputs where the
+    jit returns it, `RETURNS_NNX_STATE`) and
     `mutated` the containers it changed in place.
     """
 
@@ -315,6 +319,7 @@ class Partition:
         self.kwargs = {k: _slot(call.kwarg_names.get(k, k), v, k in static_names, k, every)
                        for k, v in call.kwargs.items()}
         self._split_nnx()
+        self.jit_kind = jit_kind
         self._updated: list[str] | None = None   # fixed by the first run
         self.mutated: list[str] = []
         self.dropped_outputs = 0
@@ -364,8 +369,13 @@ class Partition:
                                   for n in self.updated) for s in self.nnx}
             shown = " and ".join(f"{k} ({v} array{'s' if v != 1 else ''})"
                                  for k, v in counts.items() if v)
-            out.append(f"{title} changes {shown}: returned as outputs (updated), as nnx.jit "
-                       "does; your objects were not changed")
+            if self.jit_kind in RETURNS_NNX_STATE:
+                out.append(f"{title} changes {shown}: returned as outputs (updated), as "
+                           "nnx.jit does; your objects were not changed")
+            else:
+                out.append(f"{title} changes {shown} inside {self.jit_kind}, which returns no "
+                           "such change: the caller's objects keep their old values (nnx.jit "
+                           "returns it)")
         if self.mutated:
             out.append(f"{title} changes its input {', '.join(self.mutated)} in place: under "
                        "jit that change is lost (the caller's object stays as it was)")
@@ -486,13 +496,20 @@ class Partition:
         # where its trace passes the same tracers through
         if self._updated is None:
             self._updated = found
+        if self.jit_kind not in RETURNS_NNX_STATE:
+            return out
         updates = [leaves[nm] for nm in self._updated if nm in leaves]
         return (out, updates) if updates else out
 
     @property
     def updated(self) -> list[str]:
-        """The NNX state the call changed (returned as outputs, named by module path)."""
+        """The NNX state the call changed (named by module path)."""
         return list(self._updated or [])
+
+    @property
+    def returned(self) -> list[str]:
+        """The changed NNX state `function()` returns after its output: `(out, [state])`."""
+        return self.updated if self.jit_kind in RETURNS_NNX_STATE else []
 
     def _arrays(self, out: Any) -> Any:
         """The output with leaves that are not arrays left out (jit could not return them;

@@ -540,10 +540,10 @@ def _plan_partition(part: Partition, nums: tuple, snames: tuple,
                                               state="planned", order=order, marks=marks))
     out_section = Section("outputs")
     out_info = lowered.out_info
-    if part.updated:
+    if part.returned:
         out_names = ["out" + key_text(p) for p, _ in
                      jax.tree_util.tree_flatten_with_path(out_info[0], is_leaf=is_info)[0]]
-        out_names += [f"{n} (updated)" for n in part.updated]
+        out_names += [f"{n} (updated)" for n in part.returned]
     else:
         out_names = ["out" + key_text(p) for p, _ in
                      jax.tree_util.tree_flatten_with_path(out_info, is_leaf=is_info)[0]]

@@ -622,7 +622,7 @@ class _Measurement:
         self.eager_first, m.eager_first_s = self.guarded(eager_once)
         m.results_match, m.max_abs_diff, m.max_rel_diff, m.leaves = \
             compare_outputs(self.eager_first, self.jit_first)
-        _name_updates(m.leaves, self.part.updated)
+        _name_updates(m.leaves, self.part.returned)
         if m.eager_first_s > m.budget_s:
             m.notes.append(f"the first eager call took {m.eager_first_s:.1f} s, outside the "
                            "timing budget: op by op, JAX compiles each operation the first "

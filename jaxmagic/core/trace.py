@@ -115,8 +115,8 @@ def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
         raise problem from None
 
     in_names = part.in_names(pos, list(dyn_kwargs))
-    if part.updated:
-        out_names = _leaf_names("out", out_shape[0]) + [f"{n} (updated)" for n in part.updated]
+    if part.returned:
+        out_names = _leaf_names("out", out_shape[0]) + [f"{n} (updated)" for n in part.returned]
     else:
         out_names = _leaf_names("out", out_shape)
     return Traced(closed, in_names, out_names, title, call, nums, names,
