@@ -19,23 +19,26 @@ HELD_OUT must not (reported apart). Per row, the docstring of its setup names th
 file, the commit and what was shrunk.
 
 With `bench_upstream`'s own 6 rows (gemma, lm1b tuned; imagenet, wmt, mnist_tutorial, ViT
-held out) the corpus has 33 rows from six sources (Flax Linen and NNX, Haiku, Equinox,
-Optax's examples, JAX's examples), 14 of them held out:
+held out) the corpus has 39 rows from six sources (Flax Linen and NNX, Haiku, Equinox,
+Optax's examples, JAX's examples), 20 of them held out:
 
 - tuned (17): Haiku mnist, transformer LM, rnn LSTM; Flax vae, sst2, nlp_seq (pmap, adamw
   with schedule), mnist (NNX), ppo; Equinox mnist, train_rnn, stateful, DCGAN
   discriminator and generator steps; Optax flax_example, lookahead_mnist; JAX
   mnist_classifier (stax), spmd_mnist (Explicit mesh).
-- held out (10): Haiku vae, imagenet ResNet50 (pmap, schedule); Flax seq2seq; Equinox
+- held out (16): Haiku vae, imagenet ResNet50 (pmap, schedule); Flax seq2seq; Equinox
   score-based diffusion; Optax nanolm; JAX mnist_vae (a whole epoch in `fori_loop`);
-  and four added after the automatic depth was last tuned, measured before any change:
-  Optax adversarial_training (a jitted PGD attack loop in the step), Flax's NNX minigpt
-  (global mesh, sharded parameters, `nnx.jit(donate_argnums=(0, 1, 3))`), Equinox
-  parallelism (`filter_jit(donate="all")` on a mesh) and frozen_layer (`eqx.partition`
-  by a filter spec). Two were tried and left out, each
-  failing on its own code: Optax's cifar10_resnet assigns a module to an NNX attribute
-  it first set to `None` (Flax 0.12.12 refuses), Equinox's bert annotates with
-  `jax.random.PRNGKey | None` (a function: a TypeError before Python 3.14).
+  and ten added after the automatic depth was last tuned, measured before any change:
+  Optax adversarial_training (a jitted PGD attack loop in the step); Flax NNX docs'
+  minigpt (global mesh, sharded parameters, `nnx.jit(donate_argnums=(0, 1, 3))`), gspmd
+  guide (a plain `jax.jit` over NNX objects on an Auto mesh), digits diffusion U-Net and
+  machine translation; Equinox parallelism (`filter_jit(donate="all")` on a mesh) and
+  frozen_layer (`eqx.partition` by a filter spec); Haiku's mnist_gan (a method jitted in
+  its class), vqvae_example and haiku_lstms. Two were tried and left out, each failing
+  on its own code: Optax's cifar10_resnet assigns a module to an NNX attribute it first
+  set to `None` (Flax 0.12.12 refuses), Equinox's bert annotates with
+  `jax.random.PRNGKey | None` (a function: a TypeError before Python 3.14); the Flax
+  vit_training notebook is not in the mirror.
 
 Where a step needs a stand-in beyond `bench_upstream.IO_ONLY` (matplotlib, diffrax's
 sampler, flax's TensorBoard writer, gymnasium, dm-tree's `flatten_with_path`) or departs
@@ -171,7 +174,8 @@ class Body:
 class Without:
     """A part's cells less the lines that contain `text`: a setting only a fresh kernel
     takes (`jax.config.update("jax_num_cpu_devices", 8)`: JAX refuses it once a backend
-    runs, and the bench's `XLA_FLAGS` already give 8 CPU devices)."""
+    runs, and the bench's `XLA_FLAGS` already give 8 CPU devices), or a line only a real
+    plotting library or TensorFlow runs (`ggplot(df) + aes(...)`, `tf.__version__`)."""
 
     part: Any
     text: str
@@ -218,6 +222,70 @@ for _name in {names!r}:
 """
 
 
+HAIKU_NB = "examples/{}.ipynb".format
+
+HAIKU_GAN_DATA = """
+\"\"\"Cell 3 loads MNIST with tfds: its `make_dataset` stood in by an iterator of random
+images of its loader's shape, (batch, 28, 28, 1) floats in [-1, 1]. Shrunk: batch 64 -> 8
+(cell 5 asks for 64; the stand-in yields 8).\"\"\"
+def make_dataset(batch_size, seed=1):
+  _rs = np.random.RandomState(seed)
+  while True:
+    yield _rs.uniform(-1.0, 1.0, (min(batch_size, 8), 28, 28, 1)).astype(np.float32)
+"""
+HAIKU_GAN = """
+\"\"\"dm-haiku examples/mnist_gan.ipynb: `Generator` (Linear, 2 Conv2DTranspose) and
+`Discriminator` (5 Conv2D, Flatten, Linear) under `hk.transform`, the `GAN` class (cell 4)
+whose `update` is a method jitted with `static_argnums=0` (self) that steps both adams;
+cell 5 up to its loop (`GAN(num_latents=20)`, the jitted `initial_state`); one batch as
+the loop takes it. matplotlib and seaborn (plots only) stand in.\"\"\"
+batch = next(dataset)
+"""
+
+HAIKU_VQVAE_DATA = """
+\"\"\"Cells 3 and 4 load CIFAR-10 with tfds and split it: random uint8 images of its shape
+stand in for the three splits (cell 5 computes the data variance from the training split
+as upstream). Shrunk: 40000 / 10000 / 10000 -> 64 / 16 / 16 images.\"\"\"
+_images = np.random.RandomState(0).randint(0, 256, (96, 32, 32, 3)).astype(np.uint8)
+train_data_dict = {'image': _images[:64]}
+valid_data_dict = {'image': _images[64:80]}
+test_data_dict = {'image': _images[80:]}
+"""
+HAIKU_VQVAE_SIZES = """
+\"\"\"Cell 7's tf.data pipelines stand in: `train_dataset` yields batches as cell 7's
+`cast_and_normalise_images` makes them, {'image': float32 in [-0.5, 0.5]}. Shrunk, after
+cell 7's hyperparameters (`forward` reads them when traced): batch 32 -> 8, hiddens
+128 -> 32, residual hiddens 32 -> 8, embedding 64 -> 16, 512 -> 64 codes.\"\"\"
+batch_size, num_hiddens, num_residual_hiddens = 8, 32, 8
+embedding_dim, num_embeddings = 16, 64
+def _cifar_batches(rs=np.random.RandomState(1)):
+  while True:
+    yield {'image': (rs.randint(0, 256, (batch_size, image_size, image_size, 3)
+                                ).astype(np.float32) / 255.0) - 0.5}
+train_dataset = _cifar_batches()
+"""
+HAIKU_VQVAE = """
+\"\"\"dm-haiku examples/vqvae_example.ipynb: `VQVAEModel` (`Encoder`, `Decoder`, each with a
+`ResidualStack` of 2 layers; `hk.nets.VectorQuantizerEMA`) under `hk.transform_with_state`
+(cells 6, 7), `optax.adam(3e-4)`, the `@jax.jit train_step` (cell 7); cell 8 up to its loop
+(`forward.init`, `optimizer.init`); one batch as the loop takes it. TensorFlow and
+matplotlib stand in; cell 2's line that prints `tf.__version__` is left out.\"\"\"
+data = next(train_dataset_iter)
+"""
+
+HAIKU_LSTMS = """
+\"\"\"dm-haiku examples/haiku_lstms.ipynb: `unroll_net` (an `hk.LSTM(32)` under
+`hk.dynamic_unroll`, `hk.BatchApply(hk.Linear(1))`) under `hk.transform` (cell 6),
+`train_model`'s statements up to its loop (`optax.adam(1e-3)`, the `@jax.jit loss` and
+`@jax.jit update`, params from `model.init`). Its data are the notebook's own sine waves
+(cells 4, 5; cell 5's pandas/plotnine plot lines left out, pandas and plotnine stand in);
+one batch as the loop's first step takes it. Nothing shrunk (batch 8, 64 steps). Cell 3
+runs `warnings.filterwarnings('ignore')`, as upstream: warnings stay off for later rows.\"\"\"
+step = 0
+x, y = next(train_ds)
+"""
+
+
 # ---- Flax NNX docs -------------------------------------------------------------------------
 
 MINIGPT_NB = "docs_nnx/examples/minigpt.ipynb"
@@ -237,6 +305,74 @@ _tokens = jax.random.randint(jax.random.key(1), (batch_size, maxlen), 0, vocab_s
 input_batch = jnp.stack(list(_tokens.T)).T
 target_batch = prep_target_batch(input_batch)
 batch = jax.device_put((input_batch, target_batch), P("batch", None))
+"""
+
+
+GSPMD_NB = "docs_nnx/guides/flax_gspmd.ipynb"
+GSPMD_MESH = """
+\"\"\"Cell 2 as its comment says ("an auto-mode mesh"): JAX 0.12's `jax.make_mesh` makes
+Explicit axes unless told (it made Auto ones when the guide was written), and with
+Explicit axes cell 10's `jnp.dot` of two 'model'-sharded operands fails outside `%jaxpr`
+too (ShardingTypeError: contracting dimensions sharded). The one departure.\"\"\"
+auto_mesh = jax.make_mesh((2, 4), ('data', 'model'), axis_types=(AxisType.Auto,) * 2)
+"""
+GSPMD = """
+\"\"\"flax docs_nnx/guides/flax_gspmd.ipynb: NNX `MultiDotReluDot` (2 `DotReluDot` layers
+made by `nnx.vmap`, kernels sharded by `nnx.with_partitioning` and `sharding` metadata,
+run by `jax.lax.scan`; cell 9) on the auto `('data', 'model')` (2, 4) mesh of cell 2,
+`nnx.Optimizer(adam)` and the plain `@jax.jit train_step` of cell 10 (which also runs its
+5-step loop); the mesh set as its `with jax.set_mesh(auto_mesh)` sets it. Cells 1-10 run
+as they are but cell 2 (Auto axes: see GSPMD_MESH) and cell 5, a one-line demo that fails
+upstream too (`jnp.ones(4,4)`: 4 is no dtype); cell 1's `jax_num_cpu_devices` is skipped
+by its own guard once a backend runs (the bench's XLA_FLAGS give 8 CPU devices). Nothing
+shrunk (depth 1024, batch 8). Note: a plain `jax.jit` does not write back what
+`optimizer.update` changes; the guide's optimizer state stays at step 0 upstream too.\"\"\"
+jax.set_mesh(auto_mesh)
+"""
+
+DIGITS_NB = "docs_nnx/examples/digits_diffusion_model.ipynb"
+DIGITS_DATA = """
+\"\"\"Cell 2 loads scikit-learn's bundled digits (sklearn is not installed: it stands in):
+the 177 images of the digit 2, scaled to [-1, 1], as one (177, 8, 8, 1) array that every
+step takes whole; random values of that shape and range stand in. Nothing shrunk.\"\"\"
+images = jax.random.uniform(jax.random.key(1), (177, 8, 8, 1), minval=-1.0, maxval=1.0)
+data_shape = images.shape[1:]
+"""
+DIGITS_MODEL = """
+\"\"\"Cell 6 as it is, the U-Net's width shrunk: features 64 -> 16 (time embedding 128 kept:
+`_pos_encoding` is called with 128).\"\"\"
+rngs = nnx.Rngs(0)
+model = UNet(1, 1, 16, rngs=rngs)
+"""
+DIGITS = """
+\"\"\"flax docs_nnx/examples/digits_diffusion_model.ipynb: NNX `UNet` (8 `ResBlock`s of
+Conv/LayerNorm, 3 `nnx.MultiHeadAttention`, sinusoidal time embedding; cells 4, 5) trained
+by flow matching (`loss_fn` draws its noise and times from the `nnx.Rngs` passed in, cell
+9); `nnx.ModelAndOptimizer` of `optax.chain(clip_by_global_norm, adamw)` with its
+warmup-cosine `join_schedules` (cells 7, 8), the `@nnx.jit train_step` of cell 10.
+diffrax (its sampler only) and matplotlib stand in.\"\"\"
+"""
+
+MT_NB = "docs_nnx/examples/machine_translation.ipynb"
+MT_SIZES = """
+\"\"\"Cell 7 makes tiktoken's cl100k_base tokenizer (tiktoken, not installed: it stands in,
+so the vocabulary is set here). Shrunk, after cell 23's hyperparameters: vocabulary
+100,277 -> 256, embed 256 -> 32, latent 2048 -> 64, 8 -> 2 heads; batch 512 (set by cell
+18, whose grain loaders are skipped) -> 8. Sequence length 20 kept.\"\"\"
+vocab_size, embed_dim, latent_dim, num_heads, batch_size = 256, 32, 64, 2, 8
+"""
+MT = """
+\"\"\"flax docs_nnx/examples/machine_translation.ipynb: NNX `TransformerModel` (a shared
+`PositionalEmbedding`, one `TransformerEncoder`, one `TransformerDecoder` with causal
+self-attention and cross-attention, dropout 0.5; cells 14-17), `nnx.ModelAndOptimizer`
+with `optax.adamw` and the `nnx.view(model, deterministic=False)` train model (cell 24),
+the `@nnx.jit train_step` (cell 20) called as cell 25 calls it; one batch as cell 18's
+grain loader yields it: a dict of int64 numpy token arrays (encoder 20, decoder and
+targets 19 tokens, 0 padding).\"\"\"
+_r = np.random.RandomState(0)
+batch = {"encoder_inputs": _r.randint(0, vocab_size, (batch_size, sequence_length)),
+         "decoder_inputs": _r.randint(0, vocab_size, (batch_size, sequence_length - 1)),
+         "target_output": _r.randint(0, vocab_size, (batch_size, sequence_length - 1))}
 """
 
 
@@ -776,7 +912,8 @@ HELD_OUT = [
     ("haiku imagenet ResNet50", HAIKU_IMAGENET, "train.train_step(train_state, batch)",
      ("res_net50", "ResNet50", "_forward", "block_group", "block"),
      cells(stand_in("tensorflow.compat", "tensorflow.compat.v2"), HAIKU_TREE,
-           Folder(HAIKU, "examples", "."))),    ("optax adversarial CNN (Linen)", OPTAX_ADVERSARIAL,
+           Folder(HAIKU, "examples", "."))),
+    ("optax adversarial CNN (Linen)", OPTAX_ADVERSARIAL,
      "train_step(var_params, opt_state, train_batch)", ("CNN",),
      cells(stand_in("grain", "matplotlib", "matplotlib.pyplot"),
            Notebook(OPTAX, OPTAX_NB("adversarial_training"), (1, 2, 3)),
@@ -795,4 +932,42 @@ HELD_OUT = [
     ("equinox parallelism MLP (mesh)", EQX_PARALLEL, "train_step(model, opt_state, x, y)",
      ("MLP",), cells(Without(Notebook(EQUINOX, EQX_NB("parallelism"), (1, 2)),
                              "jax_num_cpu_devices"))),
+    ("flax gspmd DotReluDot (NNX, mesh)", GSPMD, "train_step(model, optimizer, input, label)",
+     ("MultiDotReluDot", "DotReluDot"),
+     cells(Notebook(FLAX, GSPMD_NB, (1,)), GSPMD_MESH,
+           Notebook(FLAX, GSPMD_NB, (3, 4, 6, 7, 8, 9, 10)))),
+    ("flax digits diffusion UNet (NNX)", DIGITS, "train_step(model, images, rngs, optimizer)",
+     ("UNet", "ResBlock"),
+     cells(stand_in("sklearn", "sklearn.datasets", "diffrax", "matplotlib",
+                    "matplotlib.pyplot"),
+           Notebook(FLAX, DIGITS_NB, (1,)), DIGITS_DATA, Notebook(FLAX, DIGITS_NB, (4, 5)),
+           DIGITS_MODEL, Notebook(FLAX, DIGITS_NB, (7, 8, 9, 10)))),
+    ("flax machine_translation (NNX)", MT, "train_step(train_model, optimizer, batch)",
+     ("TransformerModel", "TransformerEncoder", "TransformerDecoder", "PositionalEmbedding"),
+     cells(stand_in("tiktoken", "matplotlib", "matplotlib.pyplot"),
+           Notebook(FLAX, MT_NB, (2, 3, 4, 7, 8, 9, 10, 11, 14, 15, 16, 17, 19, 20, 21, 22,
+                                  23)),
+           MT_SIZES, Notebook(FLAX, MT_NB, (24,)))),
+    ("haiku mnist_gan GAN", HAIKU_GAN, "gan.update(rng, gan_state, batch)",
+     ("generator", "Generator", "discriminator", "Discriminator"),
+     cells(stand_in("matplotlib", "matplotlib.pyplot", "seaborn"),
+           Notebook(HAIKU, HAIKU_NB("mnist_gan"), (2,)), HAIKU_GAN_DATA,
+           Notebook(HAIKU, HAIKU_NB("mnist_gan"), (4,)),
+           Body(HAIKU, HAIKU_NB("mnist_gan"), None, "steps =", cell=5))),
+    ("haiku vqvae VQVAEModel", HAIKU_VQVAE, "train_step(params, state, opt_state, data)",
+     ("vqvae_model", "VQVAEModel", "encoder", "Encoder", "decoder", "Decoder",
+      "residual_stack", "ResidualStack", "vector_quantizer", "VectorQuantizer"),
+     cells(stand_in("matplotlib", "matplotlib.pyplot", "tensorflow.compat",
+                    "tensorflow.compat.v2"),
+           Without(Notebook(HAIKU, HAIKU_NB("vqvae_example"), (2,)), "tf.__version__"),
+           HAIKU_VQVAE_DATA, Notebook(HAIKU, HAIKU_NB("vqvae_example"), (5, 6, 7)),
+           HAIKU_VQVAE_SIZES,
+           Body(HAIKU, HAIKU_NB("vqvae_example"), None, "for step", cell=8))),
+    ("haiku lstms sine LSTM", HAIKU_LSTMS, "update(step, params, opt_state, x, y)",
+     ("unroll_net", "lstm", "LSTM", "batch_apply", "BatchApply"),
+     cells(stand_in("pandas", "plotnine"),
+           Notebook(HAIKU, HAIKU_NB("haiku_lstms"), (3, 4)),
+           Without(Without(Notebook(HAIKU, HAIKU_NB("haiku_lstms"), (5,)), "df"), "plot"),
+           Notebook(HAIKU, HAIKU_NB("haiku_lstms"), (6,)),
+           Body(HAIKU, HAIKU_NB("haiku_lstms"), "train_model", "for step", cell=6))),
 ]
