@@ -89,12 +89,35 @@ def test_custom_jvp_and_custom_vjp():
 
     @jax.custom_vjp
     def clip_grad(x):
-        return x
-    clip_grad.defvjp(lambda x: (x, None), lambda _, g: (jnp.clip(g, -1, 1),))
+        return jnp.sin(x)
+    clip_grad.defvjp(lambda x: (jnp.sin(x), None), lambda _, g: (jnp.clip(g, -1, 1),))
 
     g = full(lambda x: softplus(x) + clip_grad(x), jnp.ones(3))
     assert [c.title for c in clusters(g, "custom_jvp")] == ["custom_jvp: softplus"]
     assert [c.title for c in clusters(g, "custom_vjp")] == ["custom_vjp: clip_grad"]
+
+
+def test_a_call_making_no_equation_is_noted_not_drawn():
+    """An identity `custom_vjp` and the `jit: relu` a scan's gradient leaves in its hoisted
+    body hold no equation and pass nothing on: each was a "0 equations" box with no edge
+    (a U-Net's upsample by 1 took a column of its own). A `cond` branch that passes its
+    operand on is drawn: the value goes through it."""
+    @jax.custom_vjp
+    def clip_grad(x):
+        return x
+    clip_grad.defvjp(lambda x: (x, None), lambda _, g: (jnp.clip(g, -1, 1),))
+
+    def f(w, x):
+        return jnp.sum(jax.lax.scan(lambda c, w: (jax.nn.relu(c @ w), None), x, w)[0])
+
+    g = full(lambda w, x: jax.grad(f)(w, clip_grad(x)), jnp.ones((2, 4, 4)), jnp.ones((3, 4)))
+    assert not clusters(g, "custom_vjp")
+    assert all(c.num_equations for c in g.clusters.values())
+    assert any("making no equation not drawn: custom_vjp: clip_grad" in n for n in g.notes), \
+        g.notes
+
+    g = full(lambda p, x: jax.lax.cond(p, lambda v: v, lambda v: v * 2.0, x), True, jnp.ones(3))
+    assert len([c for c in g.clusters.values() if c.kind == "branch"]) == 2, g.clusters
 
 
 def test_remat():

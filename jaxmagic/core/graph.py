@@ -681,6 +681,7 @@ def build(traced: Traced, sharding: bool = False, types: dict | None = None,
             counts.update(ancestors(b, n.cluster))
     for c in b.clusters.values():
         c.num_equations = counts[c.id]
+    empty = _drop_empty(b)
     _name_calls(b)
     _root_level(b)
     _signatures(b)
@@ -688,6 +689,9 @@ def build(traced: Traced, sharding: bool = False, types: dict | None = None,
     if unused:
         notes.append(f"{len(unused)} unused constant{'s' if len(unused) > 1 else ''} not "
                      f"drawn (XLA removes {'them' if len(unused) > 1 else 'it'})")
+    if empty:
+        notes.append(f"{len(empty)} call{'s' if len(empty) > 1 else ''} making no equation "
+                     f"not drawn: {', '.join(empty[:3])}" + (", …" if len(empty) > 3 else ""))
     return Graph(b.nodes, b.edges, b.clusters, b.num_equations, notes, series=_series(b))
 
 
@@ -706,6 +710,28 @@ def _drop_unused(b: _Builder) -> list[Node]:
     for c, items in b.order.items():
         b.order[c] = [x for x in items if not (x[0] == "n" and x[1] in unused)]
     return [b.nodes.pop(i) for i in sorted(unused)]
+
+
+def _drop_empty(b: _Builder) -> list[str]:
+    """Drop the calls that hold no equation and pass nothing through, and return their
+    titles: a U-Net's upsample by 1, a `jit: relu` the gradient of a scan leaves behind.
+    Each was a box of "0 equations" with no edge, a column of its own beside the model.
+    (An empty body that passes a value on, a `cond` branch, stays.)"""
+    linked = {i for e in b.edges for i in (e.src, e.dst)}
+    idle = {i for i, n in b.nodes.items() if n.kind == "port" and i not in linked}
+    holding = {a for n in b.nodes.values() if n.id not in idle
+               for a in ancestors(b, n.cluster)}
+    empty = [c for c in b.clusters if c not in holding]
+    for i in [i for i in idle if b.nodes[i].cluster in empty]:
+        del b.nodes[i]
+    for c in empty:
+        b.order.pop(c, None)
+    for c, items in b.order.items():
+        b.order[c] = [x for x in items if not (x[0] == "c" and x[1] in empty)]
+    titles = [b.clusters[c].title for c in empty if b.clusters[c].parent not in empty]
+    for c in empty:
+        del b.clusters[c]
+    return list(dict.fromkeys(titles))      # a call and its backward pass: one name
 
 
 def _constants_note(constants: list[str], most: int = 3) -> str:
