@@ -1203,3 +1203,54 @@ def test_a_backward_group_waits_for_its_own_instance_forward(ip):
     drawn = {c.title for c in view.graph.clusters.values()}
     assert "Linear #1" in drawn
     assert all(t.removesuffix(" · backward") in drawn for t in drawn), sorted(drawn)
+
+
+UNET = """
+import optax
+from flax import nnx
+
+class TinyUNet(nnx.Module):        # blocks of other widths each: nothing repeats
+    def __init__(self, rngs):
+        self.down1 = nnx.Conv(1, 4, (3, 3), rngs=rngs)
+        self.down2 = nnx.Conv(4, 8, (3, 3), strides=2, rngs=rngs)
+        self.up = nnx.ConvTranspose(8, 4, (3, 3), strides=2, rngs=rngs)
+        self.out = nnx.Conv(8, 1, (3, 3), rngs=rngs)
+
+    def __call__(self, x):
+        h1 = nnx.relu(self.down1(x))
+        h2 = nnx.relu(self.down2(h1))
+        return self.out(jnp.concatenate([h1, self.up(h2)], axis=-1))
+
+def loss_fn(model, x, t):          # flow matching: a dozen lines around the model
+    noise = jnp.sin(x * 3.0)
+    xt = (1 - t) * x + t * noise
+    return jnp.mean((model(xt) - (noise - x)) ** 2)
+
+unet = TinyUNet(nnx.Rngs(0))
+unet_opt = nnx.Optimizer(unet, optax.adam(1e-3), wrt=nnx.Param)
+
+@nnx.jit
+def unet_step(model, optimizer, x, t):
+    loss, grads = nnx.value_and_grad(loss_fn)(model, x, t)
+    optimizer.update(model, grads)
+    return loss
+"""
+
+
+def test_a_model_that_repeats_nothing_is_reached_through_the_calls_doing_the_work(ip):
+    """Issue 25: Flax's digits diffusion U-Net repeats no block (each is of another
+    width), so no path led to it: the step's own lines were never boxed to make room,
+    and the U-Net stayed one closed box at 12 px. The path follows the call that holds
+    most of the user's work: the step's loss, then the loss's model."""
+    from jaxmagic.render import fit
+    assert ip.run_cell(UNET).success
+    view = ip.run_line_magic("jaxpr", "-o unet_step(unet, unet_opt, jnp.ones((2, 8, 8, 1)), 0.3)")
+    folded = view.folded
+    tree = fit._tree(folded)
+    assert not tree.repeated
+    assert sorted(folded.clusters[c].title for c in tree.path) == \
+        ["TinyUNet", "loss_fn", "unet_step"]
+    model = next(c.id for c in folded.clusters.values() if c.title == "TinyUNet")
+    every = set(folded.clusters) - {model}
+    assert [sure for *_, sure in fit._ways_to_open(tree, model, every, frozenset(),
+                                                     frozenset()) if sure]

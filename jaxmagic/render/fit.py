@@ -464,13 +464,30 @@ def _jax_own(c: G.Cluster, model: set[int]) -> bool:
 def _path(g: G.Graph, model: set[int], repeated: list[G.Cluster], children: dict) -> set[int]:
     """The model's repeated blocks (`_repeated`; in a scan, the model's calls it repeats)
     and every call around them: the path from the traced function to the model's
-    structure."""
+    structure. A model that repeats nothing (a U-Net's blocks all differ in width) is
+    reached through the calls that hold the step's work (`_workhorse`)."""
     out: set[int] = set()
     for c in repeated:
         out.update(V.ancestors(g, c.id))
         if c.kind == "scan":
             out.update(k for k in children[c.id] if k in model)
+    if not repeated:
+        for top in children[None]:
+            c = top if top in model and not g.clusters[top].backward else None
+            while c is not None:
+                out.add(c)
+                c = _workhorse(g, c, [k for k in children[c] if k in model])
     return out
+
+
+def _workhorse(g: G.Graph, c: int, calls: list[int]) -> int | None:
+    """Of the user's calls in `c` (its model's, its own functions'), the one that holds
+    most of their work, if it holds most of it: a train step's loss, the loss's model."""
+    if not calls:
+        return None
+    big = max(calls, key=lambda k: g.clusters[k].num_equations)
+    work = sum(g.clusters[k].num_equations for k in calls)
+    return big if 2 * g.clusters[big].num_equations > work else None
 
 
 def _repeated(g: G.Graph, model: set[int]) -> list[G.Cluster]:
