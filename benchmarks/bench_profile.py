@@ -70,7 +70,7 @@ def main():
     from jaxmagic.core.trace import trace
 
     t = trace(BoundCall(jax.grad(model), (params, x16), {}, ["params", "x"], {}, "grad"))
-    compiled, _ = compile_tagged(t)
+    compiled, _, _ = compile_tagged(t)
     args = flat_args(t)
     plain = timeit_per_call(compiled, args)
     walls = []

@@ -209,6 +209,17 @@ def shard_map_specs(params: dict) -> tuple[Any, Any, Any]:
         params.get("out_specs", params.get("out_names"))
 
 
+def kept_inputs(lowered: Any) -> list[int] | None:
+    """The flat inputs a jit keeps as its program's parameters, in order (it drops those
+    nothing uses: parameter 2 may be input 3), from the private `compile_args` of a
+    `Lowered` (0.7 to 0.12); None where it cannot tell."""
+    try:
+        kept = lowered._lowering.compile_args["kept_var_idx"]
+    except (AttributeError, KeyError, TypeError):
+        return None
+    return sorted(kept) if kept is not None else None
+
+
 def cost_analysis(compiled: Any) -> dict:
     """The compiled executable's cost analysis as one dict (older JAX returned a list)."""
     try:

@@ -152,6 +152,21 @@ def test_scan_loop_carries_join_to_the_loop_and_inputs():
     assert abs(p.peak_bytes - p.xla_total) <= 0.25 * p.xla_total
 
 
+def test_an_argument_jit_drops_leaves_the_others_their_names():
+    """jit drops an input nothing uses (Haiku's LSTM step takes a `step` it never
+    reads): XLA's parameter 0 is then input 1. The argument after it took the dropped
+    one's name, `params['b']` on `params['w']`'s buffer and `params['w']` on `x`'s."""
+    def update(step, params, x):
+        return jax.tree.map(lambda p: p - 0.1 * p * jnp.sum(x), params)
+
+    params = {"b": jnp.zeros(128), "w": jnp.ones((33, 128))}
+    t = traced(update, 0, params, jnp.ones((64, 8, 1)), names=["step", "params", "x"])
+    p = M.memory_profile(t, G.build(t), analyze(t))
+    named = {b.shape: b.input for b in p.live if b.kind == M.ARGUMENT}
+    assert named == {"f32[33,128]": "params['w']", "f32[64,8,1]": "x",
+                     "f32[128]": "params['b']"}, named
+
+
 def test_sharded_program_is_per_device():
     from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P

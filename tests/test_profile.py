@@ -47,7 +47,7 @@ def test_profiling_leaves_the_traced_jaxpr_alone():
             return jnp.tanh(x @ x).sum()
     t = traced(f, jnp.ones((32, 32)))
     before = [str(e.source_info.name_stack) for e in t.jaxpr.jaxpr.eqns]
-    compiled, hlo = P.compile_tagged(t)
+    compiled, hlo, _ = P.compile_tagged(t)
     after = [str(e.source_info.name_stack) for e in t.jaxpr.jaxpr.eqns]
     assert before == after and "jaxmagic#" not in str(t.jaxpr)
     info = P.instruction_tags(hlo)

@@ -53,8 +53,8 @@ def analyze(traced: Traced) -> Analysis:
     with tempfile.TemporaryDirectory(prefix="jaxmagic-analysis-") as d:
         options = {"xla_dump_to": d, "xla_dump_hlo_as_text": True,
                    "xla_dump_hlo_pass_re": _compat.sharding_pass()}
-        compiled, text = compile_tagged(traced, prefix, options, donated_leaves(traced))
-        info = instruction_tags(text)
+        compiled, text, kept = compile_tagged(traced, prefix, options, donated_leaves(traced))
+        info = instruction_tags(text, kept)
         before = _read(d, info.module, f"after_{_compat.sharding_pass()}"
                                        ".before_spmd-partitioning.txt")
         buffers, live = _compat.buffer_dumps(

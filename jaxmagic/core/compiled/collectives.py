@@ -122,7 +122,7 @@ def find(analysis: Analysis, traced: Any, graph: Any, mesh: MeshAxes) -> list[Co
             out.append(Collective(
                 kind, axes, nbytes, written, _compat.user_primitive_name(prim), eqn,
                 _where(place, graph), place.group if place else "", ins.name,
-                size, _argument(ins, program) if gathers else None,
+                size, _argument(ins, program, analysis.instructions) if gathers else None,
                 place.series if place else "", place.clusters if place else (),
                 processes=_processes(groups, mesh)))
     return sorted(out, key=lambda c: -c.bytes)
@@ -241,9 +241,9 @@ _PASS_THROUGH = ("bitcast", "copy", "reshape", "transpose", "fusion", "convert",
                  "dynamic-slice")
 
 
-def _argument(ins: hlo.Instruction, program: dict, steps: int = 4) -> int | None:
-    """The entry parameter a collective moves, through a few layout changes, if all of
-    its operands come from one."""
+def _argument(ins: hlo.Instruction, program: dict, info: Any, steps: int = 4) -> int | None:
+    """The flat input a collective moves (an entry parameter, `info.parameters`), through
+    a few layout changes, if all of its operands come from one."""
     found = set()
     for name in ins.operands:
         current = program.get(name)
@@ -252,7 +252,7 @@ def _argument(ins: hlo.Instruction, program: dict, steps: int = 4) -> int | None
                     current.opcode not in _PASS_THROUGH or len(current.operands) != 1:
                 break
             current = program.get(current.operands[0])
-        text = current.operand_text.strip() if current is not None else ""
-        found.add(int(text) if current is not None and current.opcode == "parameter"
-                  and text.isdigit() and current.computation == ins.computation else None)
+        found.add(info.parameters.get(current.name) if current is not None and
+                  current.opcode == "parameter" and current.computation == ins.computation
+                  else None)
     return found.pop() if len(found) == 1 else None

@@ -132,9 +132,10 @@ def donated_leaves(traced: Traced) -> tuple[int, ...]:
 
 def compile_tagged(traced: Traced, prefix: str = "jaxmagic_profile_",
                    compiler_options: dict | None = None, donate: tuple[int, ...] = ()):
-    """(compiled executable, its HLO text) of the tagged copy of `traced`'s jaxpr, in a
-    program named `prefix` + the function's name, donating the flat inputs `donate` (only
-    for a program that never runs on the user's arrays)."""
+    """(compiled executable, its HLO text, the flat inputs it keeps: `kept_inputs`) of the
+    tagged copy of `traced`'s jaxpr, in a program named `prefix` + the function's name,
+    donating the flat inputs `donate` (only for a program that never runs on the user's
+    arrays)."""
     run = _compat.jaxpr_as_fun(tagged(traced.jaxpr))
 
     def program(*args):
@@ -146,7 +147,7 @@ def compile_tagged(traced: Traced, prefix: str = "jaxmagic_profile_",
         warnings.simplefilter("ignore")  # would say when the user runs it
         lowered = jax.jit(program, donate_argnums=donate).lower(*flat_args(traced))
     compiled = lowered.compile(compiler_options) if compiler_options else lowered.compile()
-    return compiled, compiled.as_text()
+    return compiled, compiled.as_text(), _compat.kept_inputs(lowered)
 
 
 # ---- which equations each instruction stands for -----------------------------------------
@@ -170,15 +171,17 @@ class Instructions:
     computation: dict[str, str] = field(default_factory=dict)   # → the one holding it
     roots: dict[str, str] = field(default_factory=dict)         # computation → its ROOT
     callers: dict[str, str] = field(default_factory=dict)       # computation → caller
-    parameters: dict[str, int] = field(default_factory=dict)    # parameter → its number
+    parameters: dict[str, int] = field(default_factory=dict)    # parameter → its number;
+    # the ENTRY's: the flat input it is (jit drops unused inputs: `kept`)
     index: dict[str, int] = field(default_factory=dict)         # get-tuple-element → index
     bodies: dict[str, str] = field(default_factory=dict)        # while → its body
     entry: str = ""                # the ENTRY computation
 
 
-def instruction_tags(hlo_text: str) -> Instructions:
+def instruction_tags(hlo_text: str, kept: list[int] | None = None) -> Instructions:
     """Read the equations each instruction came from out of its `op_name` metadata (its
-    own: the innermost tag; a fusion's or call's: those of everything it calls)."""
+    own: the innermost tag; a fusion's or call's: those of everything it calls), and the
+    flat input each ENTRY parameter is (the `kept` inputs' numbers)."""
     module = hlo.read(hlo_text)
     program = module.instructions
     out = Instructions(module.name, {}, set(), entry=module.entry)
@@ -193,7 +196,9 @@ def instruction_tags(hlo_text: str) -> Instructions:
         if ins.tags:
             out.own[name] = ins.tags[-1]
         if ins.opcode == "parameter" and ins.operand_text.strip().isdigit():
-            out.parameters[name] = int(ins.operand_text)
+            n = int(ins.operand_text)
+            out.parameters[name] = kept[n] if kept and ins.computation == module.entry \
+                and n < len(kept) else n
         elif ins.opcode == "get-tuple-element" and (k := ins.attr("index")) is not None:
             out.index[name] = int(k)
         elif ins.opcode == "while" and (b := ins.attr("body")) is not None:
@@ -328,8 +333,8 @@ def _read_trace(directory: str):
 def measure(traced: Traced, costs: list[EqnCost], budget: float = 3.0,
             max_runs: int = 10) -> Measured:
     """Compile, warm up, then run under `jax.profiler.trace` as often as fits `budget`."""
-    compiled, hlo = compile_tagged(traced)
-    hlo_info = instruction_tags(hlo)
+    compiled, hlo, kept = compile_tagged(traced)
+    hlo_info = instruction_tags(hlo, kept)
     args = flat_args(traced)
     jax.block_until_ready(compiled(*args))            # warm-up
     start = time.perf_counter()
