@@ -308,3 +308,20 @@ def test_phase_view_of_a_train_step_puts_the_update_after_the_backward_pass():
     assert sorted(order.values()) == [0, 1, 2]
     assert all(order[e.src] <= order[e.dst] for e in phase.edges
                if e.src in order and e.dst in order)      # no edge runs back: acyclic
+
+
+def test_a_value_only_the_backward_pass_reads_says_so():
+    """A relu's mask (`gt · 0`) is read only by the backward pass; its edge is bundled
+    into the one residual edge the backward group keeps (`residuals`), and the mask was
+    drawn as a dead end, as if unused (Haiku's VQ-VAE: nine of them)."""
+    def net(w, x):
+        h = jax.nn.relu(x @ w)
+        return jnp.sum(jax.nn.relu(h @ w) ** 2)
+
+    c = V.Collapser(full(jax.grad(net), jnp.ones((4, 4)), jnp.ones((2, 4))))
+    g = V.residuals(c.view({i for i, x in c.g.clusters.items() if not x.backward}))
+    masks = [n for n in g.nodes.values() if n.title.startswith("gt") and not n.backward]
+    assert masks and all(not any(e.src == n.id for e in g.edges) for n in masks)
+    assert all(V.BACKWARD_ONLY in n.detail for n in masks), [n.detail for n in masks]
+    told = [n for n in g.nodes.values() if V.BACKWARD_ONLY in n.detail]
+    assert {n.id for n in told} == {n.id for n in masks}

@@ -713,4 +713,12 @@ def residuals(g: Graph) -> Graph:
                           f"{len(es)} residuals",
                           _moved(list(dict.fromkeys(e.reshard for e in es if e.reshard))),
                           last.value if len(es) == 1 else None))
-    return replace(g, edges=edges)
+    # a value only the backward pass reads (a relu's mask), its edge bundled into another's,
+    # says where it goes: it would look unused
+    unseen = {e.src for es in into.values() for e in es} - {e.src for e in edges}
+    nodes = {i: replace(n, detail=n.detail + (BACKWARD_ONLY,)) if i in unseen else n
+             for i, n in g.nodes.items()}
+    return replace(g, nodes=nodes, edges=edges)
+
+
+BACKWARD_ONLY = "→ backward pass"
