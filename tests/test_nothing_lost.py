@@ -256,3 +256,21 @@ def test_shardviz_of_a_donating_steps_output_and_of_what_it_donated(sh):
         assert res.success and "Traceback" not in out, out
         assert cap.outputs, cell
     assert_unchanged(before, snapshot(sh))
+
+
+def test_a_donated_batch_xla_does_not_write_into_is_said_so_without_jaxs_warning(sh):
+    """Equinox's parallelism example donates its sharded batch (`donate="all"`): XLA
+    writes no output into it, and on an Auto mesh JAX 0.12 warns of nothing (it leaves the
+    buffer to XLA as a `buffer_donor`): %jit_compare said the batch was "used in place".
+    XLA's own aliasing (`input_output_alias`) decides now."""
+    run(sh, """
+from jax.sharding import AxisType, NamedSharding
+auto = jax.make_mesh((n,), ("d",), axis_types=(AxisType.Auto,))   # as the example makes it
+sharded_step = eqx.filter_jit(lambda m, b: m(b.sum(0)), donate="all")
+batch = jax.device_put(jnp.ones((n, 4)), NamedSharding(auto, P("d")))
+""")
+    r = compared(sh, "sharded_step(emlp, batch)")
+    by_name = {d["name"]: d for d in r.donated}
+    assert by_name["batch"]["usable"] is False, r.donated
+    assert by_name["emlp"]["leaves"] == 6 and r.results_match is True
+    assert not sh.user_ns["batch"].is_deleted()

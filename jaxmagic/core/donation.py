@@ -47,24 +47,33 @@ def shard_text(x: Any) -> str:
     return aval_text(x).split("[")[0] + f"[{','.join(str(d) for d in shape)}]"
 
 
-def donated_arguments(call: ArgCall, argnums: tuple, argnames: tuple, warning: str) -> list[dict]:
+def donated_arguments(call: ArgCall, argnums: tuple, argnames: tuple, warning: str,
+                      written: dict | None = None) -> list[dict]:
     """Each donated argument: its name, shape, bytes and `unusable`, the avals of its
-    leaves jit could not use in place. The warning lists those avals in the order jit
-    flattens the donated leaves, each the global or (sharded) one shard's: they are
-    matched in order, so an argument is blamed only for leaves of its own (a model's
-    PRNG keys, not its parameters; a sharded batch by its shards' shape)."""
+    leaves jit could not use in place. `written` (position or name → whether XLA writes
+    an output into each leaf: its `input_output_alias`) decides where it says; else the
+    warning, which lists those avals in the order jit flattens the donated leaves, each
+    the global or (sharded) one shard's: they are matched in order, so an argument is
+    blamed only for leaves of its own (a model's PRNG keys, not its parameters; a sharded
+    batch by its shards' shape). JAX 0.12 says nothing of an Equinox step's sharded batch
+    that XLA does not write into."""
     m = re.search(r"not usable:\s*(.*?)\.\s*(?:\n|See|$)", warning or "", re.S)
     listed = [re.sub(r"^ShapedArray\((.*)\)$", r"\1", t.strip())
               for t in m.group(1).split(", ")] if m else []
     whole = "not implemented" in (warning or "")
-    donated = [(call.arg_names[i], call.args[i]) for i in argnums if i < len(call.args)]
-    donated += [(call.kwarg_names.get(k, k), call.kwargs[k]) for k in argnames
+    donated = [(i, call.arg_names[i], call.args[i]) for i in argnums if i < len(call.args)]
+    donated += [(k, call.kwarg_names.get(k, k), call.kwargs[k]) for k in argnames
                 if k in call.kwargs]
     out, k = [], 0
-    for name, value in donated:
+    for key, name, value in donated:
         leaves = [x for x in jax.tree_util.tree_leaves(value) if hasattr(x, "dtype")]
-        unusable = []
-        for leaf in leaves:
+        flags = (written or {}).get(key)
+        if flags is not None and len(flags) == len(leaves) and not whole:
+            unusable = [aval_text(leaf) for leaf, ok in zip(leaves, flags) if not ok]
+            listed = []                 # XLA said, leaf by leaf: the warning is not read
+        else:
+            unusable = []
+        for leaf in leaves if flags is None or len(flags) != len(leaves) or whole else ():
             if whole or k < len(listed) and listed[k] in (aval_text(leaf), shard_text(leaf)):
                 unusable.append(aval_text(leaf))
                 k += not whole
@@ -86,24 +95,31 @@ def as_traced(x: Any) -> Any:
     return jax.numpy.asarray(x) if isinstance(x, (int, float, complex)) else x
 
 
+def spans(args: tuple, kwargs: dict, static_nums: set, static_names: set) -> dict:
+    """Each argument's flat inputs as jit numbers them (static arguments left out,
+    keywords in sorted order): position or name → range."""
+    slots = [(i, args[i]) for i in range(len(args)) if i not in static_nums] + \
+        [(key, kwargs[key]) for key in sorted(kwargs) if key not in static_names]
+    out, start = {}, 0
+    for key, value in slots:
+        count = len(jax.tree_util.tree_leaves(value))
+        out[key], start = range(start, start + count), start + count
+    return out
+
+
 def map_leaves(args: tuple, kwargs: dict, static_nums: set, static_names: set,
                  flat: set[int] | None, make: Callable = copy) -> tuple[tuple, dict]:
     """`args` and `kwargs` with the leaves at `flat` (all: None) replaced by `make(leaf)`
-    (a copy), counting leaves as jit flattens the call (static arguments left out,
-    keywords in sorted order)."""
-    slots = [("a", i) for i in range(len(args)) if i not in static_nums] + \
-        [("k", key) for key in sorted(kwargs) if key not in static_names]
-    args, kwargs, start = list(args), dict(kwargs), 0
-    for where, key in slots:
-        box = args if where == "a" else kwargs
+    (a copy), counting leaves as jit flattens the call (`spans`)."""
+    args, kwargs = list(args), dict(kwargs)
+    for key, span in spans(args, kwargs, static_nums, static_names).items():
+        box = kwargs if isinstance(key, str) else args
         leaves, tree = jax.tree_util.tree_flatten(box[key])
-        if flat is None or any(start + j in flat for j in range(len(leaves))):
+        if flat is None or any(j in flat for j in span):
             box[key] = jax.tree_util.tree_unflatten(tree, [
-                make(x) if flat is None or start + j in flat else x
-                for j, x in enumerate(leaves)])
-        start += len(leaves)
+                make(x) if flat is None or j in flat else x for j, x in zip(span, leaves)])
     return tuple(args), kwargs
 
 
 __all__ = ["as_traced", "aval_text", "copy", "donated_arguments", "holds_arrays", "map_leaves",
-           "nbytes", "shard_text"]
+           "nbytes", "shard_text", "spans"]

@@ -45,6 +45,7 @@ from .arguments import (
     param_names,
     static_positions,
 )
+from .compiled import hlo
 from .outputs import LeafDiff, abs_diff, compare_outputs, nudge, same
 from .retraces import CacheMisses, clean_miss
 
@@ -399,6 +400,7 @@ class _Measurement:
         self.jitted = jax.jit(self._counted(), **self._jit_options())
         self.donating = bool(opts.donate_pos or opts.donate_keys)
         self.inner_donated: set[int] = set()   # flat inputs a call inside fn donates
+        self.written: dict | None = None        # per donated leaf: written in place
         self.eager_args, self.eager_kwargs = self.run_args, self.run_kwargs
         if part.every_leaf:     # the body of a jitted target never sees a Python number
             self.eager_args, self.eager_kwargs = self._map_leaves(
@@ -564,7 +566,21 @@ class _Measurement:
         t3 = time.perf_counter()
         if traced is not None:
             self.inner_donated = _compat.donated_inputs(traced.jaxpr)
+        if self.donating:
+            self.written = self._written(compiled, lowered)
         return compiled, (t1 - t0 if traced is not None else None, t2 - t1, t3 - t2)
+
+    def _written(self, compiled: Any, lowered: Any) -> dict | None:
+        """Per argument (position or name), whether XLA writes an output into each of its
+        leaves (`hlo.aliased_parameters`, through the inputs jit kept), else None."""
+        params = hlo.aliased_parameters(compiled.as_text())
+        if params is None:
+            return None
+        kept = _compat.kept_inputs(lowered)
+        flat = {kept[p] if kept and p < len(kept) else p for p in params}
+        nums, names = self.part.jit_static(self.opts.sn, self.opts.snames)
+        spans = donation.spans(self.run_args, self.run_kwargs, set(nums), set(names))
+        return {key: [j in flat for j in span] for key, span in spans.items()}
 
     def _timed_jit_call(self):
         __tracebackhide__ = True
@@ -590,7 +606,7 @@ class _Measurement:
         if self.donating:
             m.donated = donation.donated_arguments(
                 self.call, tuple(sorted(i for i in o.donate_pos if i < n)),
-                tuple(sorted(o.donate_keys)), warning)
+                tuple(sorted(o.donate_keys)), warning, self.written)
 
     def _static_hashes(self, before: list, statics: list) -> None:
         """Static arguments the function mutated, or whose hash is unstable."""

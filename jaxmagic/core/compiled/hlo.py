@@ -69,6 +69,21 @@ class Instruction:
         return text
 
 
+_ALIAS = re.compile(r"\{[\d,\s]*\}:\s*\((\d+),\s*\{([\d,\s]*)\}")
+
+
+def aliased_parameters(text: str) -> set[int] | None:
+    """The entry parameters XLA writes outputs into (the module's `input_output_alias`;
+    a tupled parameter's elements by their index), or None where the text has no module
+    line. A donated parameter not among them was not used in place."""
+    head = text.lstrip().split("\n", 1)[0]
+    if not head.startswith("HloModule"):
+        return None
+    m = re.search(r"input_output_alias=\{(.*?)\}\s*(?:,\s*\w+=|$)", head)
+    return {int(idx.split(",")[0]) if idx.strip() else int(n)
+            for n, idx in _ALIAS.findall(m.group(1))} if m else set()
+
+
 def array_bytes(shape: str) -> list[int]:
     """Bytes of each array in a shape text (one for an array, one per tuple element)."""
     out = []
