@@ -50,40 +50,49 @@ def shard_text(x: Any) -> str:
 def donated_arguments(call: ArgCall, argnums: tuple, argnames: tuple, warning: str,
                       written: dict | None = None) -> list[dict]:
     """Each donated argument: its name, shape, bytes and `unusable`, the avals of its
-    leaves jit could not use in place. `written` (position or name → whether XLA writes
-    an output into each leaf: its `input_output_alias`) decides where it says; else the
-    warning, which lists those avals in the order jit flattens the donated leaves, each
-    the global or (sharded) one shard's: they are matched in order, so an argument is
-    blamed only for leaves of its own (a model's PRNG keys, not its parameters; a sharded
-    batch by its shards' shape). JAX 0.12 says nothing of an Equinox step's sharded batch
-    that XLA does not write into."""
-    m = re.search(r"not usable:\s*(.*?)\.\s*(?:\n|See|$)", warning or "", re.S)
-    listed = [re.sub(r"^ShapedArray\((.*)\)$", r"\1", t.strip())
-              for t in m.group(1).split(", ")] if m else []
-    whole = "not implemented" in (warning or "")
+    leaves jit could not use in place (`usable`: none; None where neither source could
+    say). XLA's own aliasing decides (`written`: position or name → whether an output
+    is written into each leaf); JAX's warning only where that is not known (on an Auto
+    mesh JAX 0.12 warns of nothing XLA leaves unwritten: `_from_warning`)."""
     donated = [(i, call.arg_names[i], call.args[i]) for i in argnums if i < len(call.args)]
     donated += [(k, call.kwarg_names.get(k, k), call.kwargs[k]) for k in argnames
                 if k in call.kwargs]
-    out, k = [], 0
-    for key, name, value in donated:
-        leaves = [x for x in jax.tree_util.tree_leaves(value) if hasattr(x, "dtype")]
-        flags = (written or {}).get(key)
-        if flags is not None and len(flags) == len(leaves) and not whole:
-            unusable = [aval_text(leaf) for leaf, ok in zip(leaves, flags) if not ok]
-            listed = []                 # XLA said, leaf by leaf: the warning is not read
-        else:
-            unusable = []
-        for leaf in leaves if flags is None or len(flags) != len(leaves) or whole else ():
-            if whole or k < len(listed) and listed[k] in (aval_text(leaf), shard_text(leaf)):
-                unusable.append(aval_text(leaf))
-                k += not whole
-        shape = aval_text(leaves[0]) if len(leaves) == 1 else f"{len(leaves)} arrays"
-        out.append({"name": name, "shape": shape, "bytes": nbytes(leaves), "leaves": len(leaves),
-                    "unusable": unusable, "usable": not unusable})
-    if k < len(listed):      # named otherwise than we name them: no argument is blamed
-        for d in out:
-            d["unusable"], d["usable"] = [], None
+    donated = [(key, name, [x for x in jax.tree_util.tree_leaves(v) if hasattr(x, "dtype")])
+               for key, name, v in donated]
+    if written is not None and "not implemented" not in (warning or "") and \
+            all(len(written.get(key, ())) == len(leaves) for key, _, leaves in donated):
+        unusable = {key: [aval_text(x) for x, ok in zip(leaves, written[key]) if not ok]
+                    for key, _, leaves in donated}
+    else:
+        unusable = _from_warning(donated, warning or "")
+    out = []
+    for key, name, leaves in donated:
+        bad = unusable.get(key) if unusable is not None else None
+        out.append({"name": name, "bytes": nbytes(leaves), "leaves": len(leaves),
+                    "shape": aval_text(leaves[0]) if len(leaves) == 1 else
+                    f"{len(leaves)} arrays", "unusable": bad or [],
+                    "usable": None if bad is None else not bad})
     return out
+
+
+def _from_warning(donated: list, warning: str) -> dict | None:
+    """Each donated argument's unusable avals as jit's warning lists them: in the order
+    jit flattens the donated leaves, each the global or (sharded) one shard's aval, so
+    matched in order an argument is blamed only for leaves of its own (a model's PRNG
+    keys, not its parameters). None where the list names other leaves than there are."""
+    if "not implemented" in warning:            # the backend donates nothing
+        return {key: [aval_text(x) for x in leaves] for key, _, leaves in donated}
+    m = re.search(r"not usable:\s*(.*?)\.\s*(?:\n|See|$)", warning, re.S)
+    listed = [re.sub(r"^ShapedArray\((.*)\)$", r"\1", t.strip())
+              for t in m.group(1).split(", ")] if m else []
+    out, k = {}, 0
+    for key, _, leaves in donated:
+        out[key] = []
+        for x in leaves:
+            if k < len(listed) and listed[k] in (aval_text(x), shard_text(x)):
+                out[key].append(aval_text(x))
+                k += 1
+    return out if k == len(listed) else None
 
 
 def copy(x: Any) -> Any:
