@@ -369,7 +369,7 @@ class Partition:
                                   for n in self.updated) for s in self.nnx}
             shown = " and ".join(f"{k} ({v} array{'s' if v != 1 else ''})"
                                  for k, v in counts.items() if v)
-            if self.jit_kind in RETURNS_NNX_STATE:
+            if self.returns_changes:
                 out.append(f"{title} changes {shown}: returned as outputs (updated), as "
                            "nnx.jit does; your objects were not changed")
             else:
@@ -496,7 +496,7 @@ class Partition:
         # where its trace passes the same tracers through
         if self._updated is None:
             self._updated = found
-        if self.jit_kind not in RETURNS_NNX_STATE:
+        if not self.returns_changes:
             return out
         updates = [leaves[nm] for nm in self._updated if nm in leaves]
         return (out, updates) if updates else out
@@ -507,9 +507,14 @@ class Partition:
         return list(self._updated or [])
 
     @property
+    def returns_changes(self) -> bool:
+        """Whether the callee hands back the NNX state it changes (`RETURNS_NNX_STATE`)."""
+        return self.jit_kind in RETURNS_NNX_STATE
+
+    @property
     def returned(self) -> list[str]:
         """The changed NNX state `function()` returns after its output: `(out, [state])`."""
-        return self.updated if self.jit_kind in RETURNS_NNX_STATE else []
+        return self.updated if self.returns_changes else []
 
     def _arrays(self, out: Any) -> Any:
         """The output with leaves that are not arrays left out (jit could not return them;
