@@ -674,14 +674,15 @@ def build(traced: Traced, sharding: bool = False, types: dict | None = None,
         out = b.node("output", name, None, detail=(b.label_of(v),))
         if env.get(v) is not None and not _compat.is_literal(env[v]):
             b.edge(moved.get(env[v], env[v]), out, b.label_of(v), value=env.get(("value", v)))
-    unused = _drop_unused(b)
+    linked = {i for e in b.edges for i in (e.src, e.dst)}     # what has an edge
+    unused = _drop_unused(b, linked)
     counts = Counter()
     for n in [*b.nodes.values(), *unused]:
         if n.kind == "op":
             counts.update(ancestors(b, n.cluster))
     for c in b.clusters.values():
         c.num_equations = counts[c.id]
-    empty = _drop_empty(b)
+    empty = _drop_empty(b, linked)
     _name_calls(b)
     _root_level(b)
     _signatures(b)
@@ -695,13 +696,12 @@ def build(traced: Traced, sharding: bool = False, types: dict | None = None,
     return Graph(b.nodes, b.edges, b.clusters, b.num_equations, notes, series=_series(b))
 
 
-def _drop_unused(b: _Builder) -> list[Node]:
+def _drop_unused(b: _Builder, linked: set[int]) -> list[Node]:
     """Drop the constants nothing uses, and return them: equations that read no value
     and whose values nothing reads, such as the zeros a relu's jvp makes and its backward
     pass never reads, one per layer, each a box beside the model with no edge in or out
     (ResNet50: 49). XLA removes them. One with effects stays, and so does a group that
     holds nothing else: it is the call the user made."""
-    linked = {i for e in b.edges for i in (e.src, e.dst)}
     unused = {i for i, n in b.nodes.items()
               if n.kind == "op" and i not in linked and i not in b.effectful}
     alive = {c for n in b.nodes.values() if n.id not in unused
@@ -712,12 +712,11 @@ def _drop_unused(b: _Builder) -> list[Node]:
     return [b.nodes.pop(i) for i in sorted(unused)]
 
 
-def _drop_empty(b: _Builder) -> list[str]:
+def _drop_empty(b: _Builder, linked: set[int]) -> list[str]:
     """Drop the calls that hold no equation and pass nothing through, and return their
     titles: a U-Net's upsample by 1, a `jit: relu` the gradient of a scan leaves behind.
     Each was a box of "0 equations" with no edge, a column of its own beside the model.
     (An empty body that passes a value on, a `cond` branch, stays.)"""
-    linked = {i for e in b.edges for i in (e.src, e.dst)}
     idle = {i for i, n in b.nodes.items() if n.kind == "port" and i not in linked}
     holding = {a for n in b.nodes.values() if n.id not in idle
                for a in ancestors(b, n.cluster)}

@@ -428,6 +428,11 @@ def _outputs_reached(g: Graph) -> dict[int, int]:
 GROUPINGS = ("line", "function", "phase")
 
 
+def _backward(g: Graph, n: Node) -> bool:
+    """Whether `n` is drawn in a backward pass: its own, or its group's."""
+    return n.backward or (n.cluster in g.clusters and g.clusters[n.cluster].backward)
+
+
 def _after_backward(g: Graph) -> set[int]:
     """Forward-pass nodes that use a backward pass's results (an optimizer's update in a
     train step): grouped with the forward pass they would close a cycle."""
@@ -435,17 +440,14 @@ def _after_backward(g: Graph) -> set[int]:
     for e in g.edges:
         succ[e.src].append(e.dst)
 
-    def backward(n: Node) -> bool:
-        return n.backward or (n.cluster in g.clusters and g.clusters[n.cluster].backward)
-
     seen: set[int] = set()
-    todo = [i for i, n in g.nodes.items() if backward(n)]
+    todo = [i for i, n in g.nodes.items() if _backward(g, n)]
     while todo:
         for j in succ[todo.pop()]:
             if j not in seen:
                 seen.add(j)
                 todo.append(j)
-    return {i for i in seen if not backward(g.nodes[i])}
+    return {i for i in seen if not _backward(g, g.nodes[i])}
 
 
 def coarsen(g: Graph, by: str, within: set[int] | None = None) -> Graph:
@@ -695,15 +697,12 @@ def residuals(g: Graph) -> Graph:
     """Each backward node keeps one edge from the forward pass (the latest), labelled
     with how many values it saves from there: the forward pass's residuals would
     otherwise run as dozens of long edges around the picture."""
-    def backward(n: Node) -> bool:
-        return n.backward or (n.cluster in g.clusters and g.clusters[n.cluster].backward)
-
     forward = {i for i, n in g.nodes.items()
-               if n.kind in ("op", "call", "group") and not backward(n)}
+               if n.kind in ("op", "call", "group") and not _backward(g, n)}
     into: dict[int, list[Edge]] = defaultdict(list)
     edges = []
     for e in g.edges:
-        if e.src in forward and backward(g.nodes[e.dst]):
+        if e.src in forward and _backward(g, g.nodes[e.dst]):
             into[e.dst].append(e)
         else:
             edges.append(e)

@@ -483,11 +483,7 @@ def _path(g: G.Graph, model: set[int], repeated: list[G.Cluster], children: dict
 def _workhorse(g: G.Graph, c: int, calls: list[int]) -> int | None:
     """Of the user's calls in `c` (its model's, its own functions'), the one that holds
     most of their work, if it holds most of it: a train step's loss, the loss's model."""
-    if not calls:
-        return None
-    big = max(calls, key=lambda k: g.clusters[k].num_equations)
-    work = sum(g.clusters[k].num_equations for k in calls)
-    return big if 2 * g.clusters[big].num_equations > work else None
+    return _holding(g, calls, sum(g.clusters[k].num_equations for k in calls), 0.5)
 
 
 def _repeated(g: G.Graph, model: set[int]) -> list[G.Cluster]:
@@ -562,7 +558,10 @@ def _twins(g: G.Graph) -> dict[int, set[int]]:
 def _core(g: G.Graph, c: int, children: list[int]) -> int | None:
     """The call that holds nearly all of `c`'s work (Linen's `TransformerLM` around its
     `decoder`, beside a few mask helpers), if one does."""
-    big = max(children, key=lambda k: g.clusters[k].num_equations, default=None)
-    if big is not None and g.clusters[big].num_equations >= 0.8 * g.clusters[c].num_equations:
-        return big
-    return None
+    return _holding(g, children, g.clusters[c].num_equations, 0.8)
+
+
+def _holding(g: G.Graph, calls: list[int], work: int, share: float) -> int | None:
+    """The biggest of `calls` if it holds more than `share` of `work`, else None."""
+    big = max(calls, key=lambda k: g.clusters[k].num_equations, default=None)
+    return big if big is not None and g.clusters[big].num_equations > share * work else None
