@@ -756,3 +756,43 @@ def test_a_library_call_through_a_chain_is_named_as_written():
     labels = {c.label for c in view.full.clusters.values()}
     assert {"optimiser().update", "optax.sigmoid_binary_cross_entropy",
             "optax.apply_updates"} <= labels, sorted(labels)
+
+
+def test_a_jitted_function_traced_before_draws_the_same_groups_again(ip):
+    """An inner jitted function comes back from JAX's trace cache the second time, its
+    Python body not run: what the first recording learned of its calls still holds
+    (Haiku's ResNet50 step under pmap drew `forward.apply` as a box the second time)."""
+    pytest.importorskip("optax")
+    pytest.importorskip("flax.linen")
+    from conftest import run
+
+    ip.run_cell('''
+import flax.linen as lnn
+import optax
+
+class Net(lnn.Module):
+    @lnn.compact
+    def __call__(self, x):
+        return lnn.Dense(2)(lnn.relu(lnn.Dense(8)(x)))
+
+net = Net()
+params = net.init(jax.random.key(0), jnp.ones((3, 4)))
+tx = optax.adam(lambda count: 1e-2 / (1 + count))    # calls the user's code back
+opt_state = tx.init(params)
+
+@jax.jit
+def inner(params, opt_state, x):
+    grads = jax.grad(lambda p: jnp.sum(net.apply(p, x) ** 2))(params)
+    updates, opt_state = tx.update(grads, opt_state, params)
+    return optax.apply_updates(params, updates), opt_state
+
+def step(params, opt_state, x):
+    return inner(params, opt_state, x)
+''')
+    first, second = (run(ip, "%jaxpr -o step(params, opt_state, jnp.ones((3, 4)))")[0]
+                     for _ in range(2))
+    assert first.success and second.success
+    assert "Net" in titles(first.result.full)
+    assert not any("apply" in t for t in titles(first.result.full) if t != "optax.apply_updates")
+    assert titles(second.result.full) == titles(first.result.full)
+    assert second.result.svg() == first.result.svg()

@@ -500,6 +500,24 @@ def _monitoring(rec: _Recorder) -> Iterator[None]:
         mon.free_tool_id(tool)
 
 
+# What recordings learned of the labels they opened. A jitted function an earlier
+# recording traced comes back from JAX's trace cache with its scopes, its Python body not
+# run again: this recording never sees the calls inside it.
+_learned_wrappers: set[str] = set()
+_learned_library_calls: set[str] = set()
+
+
+def learned(rec: "_Recorder") -> tuple[frozenset[str], frozenset[str]]:
+    """(wrappers, library calls) of a finished recording, with what earlier recordings
+    learned of the labels it did not open itself (a second `%jaxpr` of Haiku's pmapped
+    ResNet50 step drew `forward.apply` as a box, and its optimizer as the user's code)."""
+    _learned_wrappers.update(rec.wrappers)
+    _learned_library_calls.update(rec.library_calls)
+    opened = {label for _, label in rec.counts}
+    return (frozenset(rec.wrappers | (_learned_wrappers - opened)),
+            frozenset(rec.library_calls | (_learned_library_calls - opened)))
+
+
 @contextmanager
 def recording() -> Iterator["_Recorder"]:
     """Name every call traced inside the block (see the module doc); yields the recorder,

@@ -92,7 +92,7 @@ def _make_jaxpr(fn, args: tuple, kwargs: dict):
     # which call of which function made each equation, inner jits' bodies included
     with calltree.recording() as rec, _compat.fresh_traces():
         closed, out_shape = jax.make_jaxpr(fn, return_shape=True)(*args, **kwargs)
-    return closed, out_shape, (frozenset(rec.wrappers), frozenset(rec.library_calls))
+    return closed, out_shape, calltree.learned(rec)
 
 
 def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
