@@ -7,13 +7,14 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from . import overlays as O
+from .core import collector, interrupt
 from .core import graph as _graph
-from .core import interrupt
 from .core import trace as _trace
 from .core.target import BoundCall
 from .render.jaxpr import JaxprView
 
 
+@collector.paused()
 def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
                stage: str = "jaxpr", overlays: Iterable[str] = (), budget: float = 3.0,
                values_budget: int = 20000,

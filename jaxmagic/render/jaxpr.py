@@ -18,8 +18,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..core import collector, interrupt
 from ..core import graph as G
-from ..core import interrupt
 from ..core import views as V
 from . import fit, layout
 from . import html as H
@@ -278,8 +278,8 @@ class JaxprView:
         notes: list[str] = list(self.full.notes)     # from tracing: what was held static
         start = time.perf_counter()
         try:
-            with interrupt.ctrl_c_noted():   # the views' building too, not only layouts
-                return self._draw(notes, start)
+            with interrupt.ctrl_c_noted(), collector.paused():   # the views' building
+                return self._draw(notes, start)                  # too, not only layouts
         except KeyboardInterrupt:     # as %jit_compare: stop, and show what there is
             g = self.view_of(V.opened_at(self.folded, 0))
             return _Drawn(g, self.dot(g), None, None, "none",
