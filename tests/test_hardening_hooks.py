@@ -199,7 +199,11 @@ def collector_sends_ctrl_c(inside):
     """SIGINT from the garbage collector's first collection inside a call of `inside`
     (the collector's threshold lowered for the block, so one comes soon): the handler
     runs there, in the collector, which prints its KeyboardInterrupt and drops it.
-    Yields the list that holds, once it was sent, the calls `_many_calls` had made."""
+    Yields the list that holds, once it was sent, the calls `_many_calls` had made.
+
+    The magics rest the collector while they work (`collector.paused`), but a `__del__`
+    or a weakref callback drops a Ctrl-C the same way; the collector's callback is the
+    one place a test can land it at will, so `gc.disable` does nothing for the block."""
     fired = []
 
     def sends_ctrl_c(phase, info):
@@ -209,13 +213,15 @@ def collector_sends_ctrl_c(inside):
             for _ in range(1000):           # bytecodes for it to be delivered on
                 pass
 
-    thresholds, enabled = gc.get_threshold(), gc.isenabled()
+    thresholds, enabled, disable = gc.get_threshold(), gc.isenabled(), gc.disable
     gc.callbacks.append(sends_ctrl_c)
     gc.set_threshold(50)
     gc.enable()
+    gc.disable = lambda: None
     try:
         yield fired
     finally:
+        gc.disable = disable
         gc.callbacks.remove(sends_ctrl_c)
         gc.set_threshold(*thresholds)
         if not enabled:
