@@ -734,6 +734,31 @@ def test_a_cprofile_running_around_the_magic_keeps_running(ip):
         assert after is profile
 
 
+
+def test_a_debuggers_trace_function_keeps_running_and_calls_are_still_grouped(ip):
+    """A debugger or coverage holds `sys.settrace`: the call tree records another way
+    (the profile hook, or `sys.monitoring` on 3.12+) and hands the trace hook back as it
+    found it, still called for what follows."""
+    import sys
+
+    ip.run_cell("def inner(x):\n    return jnp.sin(x) * 2\n"
+                "def outer(x):\n    return inner(x) + 1\n")
+    seen = []
+
+    def debugger(frame, event, arg):
+        seen.append(frame.f_code.co_name)
+        return None
+
+    sys.settrace(debugger)
+    try:
+        view = ip.run_line_magic("jaxpr", "-o outer(jnp.ones(3))")
+        after = sys.gettrace()
+        ip.user_ns["inner"](1.0)
+    finally:
+        sys.settrace(None)
+    assert after is debugger and "inner" in seen
+    assert titles(view.full) == ["outer", "inner"]
+
 def test_a_library_call_through_a_chain_is_named_as_written():
     """Haiku's examples update with `optimiser().update(grads, opt_state)`: the group was
     named `optimiser` (the name before the first parenthesis). A chain is named through
