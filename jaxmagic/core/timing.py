@@ -20,7 +20,6 @@ what was measured so far. Plain data out, no IPython.
 from __future__ import annotations
 
 import functools
-import gc
 import math
 import re
 import statistics
@@ -33,7 +32,7 @@ import jax
 import numpy as np
 
 from .. import _compat
-from . import donation, libraries
+from . import collector, donation, libraries
 from .arguments import (
     ArgCall,
     JitArgumentError,
@@ -210,9 +209,7 @@ class _Timer:
         __tracebackhide__ = True
         start = time.perf_counter()
         reps = repeat or DEFAULT_REPEAT
-        gc_was = gc.isenabled()
-        gc.disable()
-        try:
+        with collector.paused():
             if number is None:
                 per_repeat = share / reps
                 t = self.timed(1)
@@ -235,9 +232,6 @@ class _Timer:
                 number = max(1, min(number, MAX_DONATION_COPIES_BYTES // self.copy_bytes))
             while len(runs) < reps:
                 runs.append(self.timed(number) / number)
-        finally:
-            if gc_was:
-                gc.enable()
         return number, reps
 
 
