@@ -438,6 +438,39 @@ def test_a_computed_value_is_never_named_after_an_input():
     assert not any(r.kind == M.SAVED and r.what.startswith("arg") for r in m.rows())
 
 
+
+def test_a_buffer_xla_made_without_its_op_name_is_joined_through_its_fusion():
+    """XLA:CPU computes a convolution's weight gradient in a fusion that carries no
+    op_name, from the input's transposed copy (a fusion untagged too): both were
+    "unattributed: made by no equation of the program (XLA's copy of a constant, a loop's
+    bookkeeping)", a wrong cause (a Haiku GAN's step: 800 KiB of its 10.8 MiB peak). A
+    fusion's parameter holds its operand (the copy is `x`'s); an untagged computation
+    read only by one equation's instructions is that equation's work."""
+    def loss(w, x):
+        y = jax.lax.conv_general_dilated(x, w, (2, 2), "SAME",
+                                         dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        return jnp.sum(jnp.tanh(y))
+
+    t = traced(jax.grad(loss), jnp.ones((5, 5, 16, 32)), jnp.ones((8, 14, 14, 16)))
+    a = analyze(t)
+    p = M.memory_profile(t, G.build(t), a)
+    from jaxmagic.core.compiled import hlo
+    from jaxmagic.core.cost import walk
+    program = hlo.parse(a.compiled_text)
+    eqns = {i: e for i, e, *_ in walk(t.jaxpr)}
+    untagged = [b for b in p.buffers if program[b.instruction].opcode == "fusion"
+                and not a.instructions.tags.get(b.instruction)]    # nor all it fuses
+    assert untagged
+    assert not [r for r in Memory(p).rows() if r.kind == "unattributed"]
+    (x,) = [b.input for b in p.buffers if program[b.instruction].opcode == "parameter"
+            and b.shape == "f32[8,14,14,16]"]
+    made = [b for b in untagged if not b.input]
+    copies = [b for b in untagged if b.input]
+    assert [b.input for b in copies] == [x]      # the transposed copy of `x`
+    for b in made:
+        assert b.primitive == "conv_general_dilated", b
+        assert _compat.is_backward(eqns[b.equation]), b      # the gradient's, not forward
+
 def test_a_scans_counters_and_copies_are_not_gradients_nor_saved_activations():
     def f(ws, x):
         def body(x, w):

@@ -256,8 +256,14 @@ class _Join:
                     if found is not None:
                         return found
             elif operands:                      # computed: by the equation that reads
-                return self._reader(name, operands, depth)   # what it reads, or None
+                return self._reader(name, operands, depth) or \
+                    self._made_for(name, depth)   # what it reads, or for its users
         caller = hlo.callers.get(comp)           # the enclosing while, call or fusion
+        if caller is not None and name in hlo.parameters and \
+                hlo.opcode.get(caller) == "fusion":   # a fusion's parameter: its operand
+            operands = hlo.operands.get(caller, [])
+            n = hlo.parameters[name]
+            return self(operands[n], depth + 1) if n < len(operands) else None
         return self(caller, depth + 1) if caller else None
 
     def _reader(self, name: str, operands: list[str], depth: int) -> tuple[str, int] | None:
@@ -282,6 +288,17 @@ class _Join:
                     return "eqn", these[0][0]
             return None
         return ("eqn", found[0][0]) if len(found) == 1 else None
+
+    def _made_for(self, name: str, depth: int) -> tuple[str, int] | None:
+        """The one equation all users of `name` are, where XLA's rewrite dropped its
+        op_name and what it reads tells none (XLA:CPU's `ynn_fusion` of a convolution's
+        weight gradient, read only by its transpose, which keeps the op_name); else None."""
+        made = {self(u, depth + 1) for u in self.users.get(name, ())}
+        if len(made) == 1:
+            (found,) = made
+            if found is not None and found[0] == "eqn":
+                return found
+        return None
 
 
 class _Cotangent:
