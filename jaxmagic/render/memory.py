@@ -170,8 +170,9 @@ class Memory:
                        "it; recomputed: a forward value jax.checkpoint computes again in the "
                        "backward pass; gradient: depends on the cotangent")
         if any(b.kind == UNATTRIBUTED for b in p.live):
-            out.append("unattributed: made by no equation of the program (XLA's copy of a "
-                       "constant, a loop's bookkeeping)")
+            out.append("unattributed: made by no one equation of the program (XLA's copy "
+                       "of a constant, a loop's bookkeeping, a copy XLA makes once for "
+                       "several equations)")
         donatable = p.donatable_bytes()
         if donatable >= 0.1 * p.peak_bytes:
             out.append(f"{fmt_bytes(donatable)} of outputs are live at the peak beside "
