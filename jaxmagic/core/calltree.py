@@ -571,7 +571,8 @@ def _tracing(rec: _Recorder) -> Iterator[None]:
     try:
         yield
     finally:
-        sys.settrace(None)
+        if sys.gettrace() is call:      # not a debugger's, started inside (`breakpoint()`)
+            sys.settrace(None)
 
 
 def _restore_profile(previous) -> None:
