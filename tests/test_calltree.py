@@ -821,3 +821,27 @@ def step(params, opt_state, x):
     assert not any("apply" in t for t in titles(first.result.full) if t != "optax.apply_updates")
     assert titles(second.result.full) == titles(first.result.full)
     assert second.result.svg() == first.result.svg()
+
+
+def test_a_call_inside_a_differentiated_scan_does_not_repeat_the_calls_around_it():
+    """JAX re-traces a scan's body to differentiate it, and what it re-traces inside a
+    call there (`relu`'s custom_jvp) carries the scopes of the equation it re-traced, the
+    calls around it included: `custom_jvp: relu › over_layers › dot_relu › jit: relu`
+    inside `over_layers › dot_relu` (JAX 0.12; Flax's gspmd guide drew it so)."""
+    def dot_relu(w, x):
+        return jax.nn.relu(x @ w)
+
+    def over_layers(x, w):
+        return dot_relu(w, x), None
+
+    def f(ws, x):
+        y, _ = jax.lax.scan(over_layers, x, ws)
+        return jnp.sum(y)
+
+    g = jaxmagic.trace(jax.value_and_grad(f), jnp.ones((2, 4, 4)), jnp.ones((3, 4))).full
+    for c in g.clusters.values():
+        path = [g.clusters[a].title for a in V.ancestors(g, c.id)]
+        assert len(path) == len(set(path)), path
+    relu = [n for n in g.nodes.values() if n.primitive == "max"]
+    assert relu and all("dot_relu" in [g.clusters[a].title for a in V.ancestors(g, n.cluster)]
+                        for n in relu)

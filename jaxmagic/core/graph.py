@@ -271,6 +271,15 @@ def _unrepeated(names: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(n for i, n in enumerate(names) if i == 0 or names[i - 1] != n)
 
 
+def _within(names: tuple[str, ...], around: tuple[str, ...]) -> tuple[str, ...]:
+    """An inner jaxpr's equation's scopes inside the equation that holds the jaxpr: JAX
+    re-traces a scan's body to differentiate it, and what it re-traces inside a call
+    there (`relu`'s custom_jvp) carries the scopes of that call's equation too (drawn
+    `custom_jvp: relu › over_layers › dot_relu › jit: relu` inside `over_layers ›
+    dot_relu`)."""
+    return names[len(around):] if around and names[:len(around)] == around else names
+
+
 def _names(eqn: Any) -> tuple[str, ...]:
     names = _compat.scope_names(eqn)
     return _unrepeated(names) if _compat.is_backward(eqn) else names
@@ -338,6 +347,7 @@ class _Builder:
         self.first_eqn: dict[int, Any] = {}    # a scope's first equation: where it is called
         self.effectful: set[int] = set()        # nodes whose equations have effects
         self.is_library_file = calltree.library_test()
+        self.around: list[tuple[str, ...]] = [()]   # the scopes of the equations walked
 
     def label_of(self, atom: Any) -> str:
         found = None if _compat.is_literal(atom) else self.types.get(atom)
@@ -389,13 +399,16 @@ class _Builder:
         backward pass a cluster of its own. `alias`: the function a jit cluster is named
         after, whose own call scope is that cluster (not a box inside it)."""
         scopes: dict[tuple, int | None] = {((), False): cluster, ((), True): cluster}
-        stacks = [_names(eqn) for eqn in jaxpr.eqns]
-        for eqn, names in zip(jaxpr.eqns, _hoisted(jaxpr.eqns, stacks)):
+        own = [_names(eqn) for eqn in jaxpr.eqns]
+        stacks = [_within(names, self.around[-1]) for names in own]
+        for eqn, mine, names in zip(jaxpr.eqns, own, _hoisted(jaxpr.eqns, stacks)):
             backward = _compat.is_backward(eqn)
             parent = self._scope_cluster(scopes, names, backward, level, alias)
             if parent is not None:
                 self.first_eqn.setdefault(parent, eqn)
+            self.around.append(mine)
             self.equation(eqn, env, parent, self._level_of(parent, level), backward)
+            self.around.pop()
 
     def _level_of(self, cluster: int | None, default: int) -> int:
         return self.clusters[cluster].level if cluster is not None else default
