@@ -520,13 +520,9 @@ def test_library_calls_in_a_train_step_are_groups_named_as_written(ip):
     assert _text_px(r.result._drawn.svg) >= fit.MIN_TEXT_PX
 
 
-def test_optax_and_linen_calls_from_a_plain_function(ip):
-    pytest.importorskip("optax")
-    pytest.importorskip("flax.linen")
-    from conftest import run
-
-    ip.run_cell('''
+LINEN_NET = '''
 import flax.linen as lnn
+import optax
 
 class Net(lnn.Module):
     @lnn.compact
@@ -535,6 +531,15 @@ class Net(lnn.Module):
 
 net = Net()
 params = net.init(jax.random.key(0), jnp.ones((3, 4)))
+'''
+
+
+def test_optax_and_linen_calls_from_a_plain_function(ip):
+    pytest.importorskip("optax")
+    pytest.importorskip("flax.linen")
+    from conftest import run
+
+    ip.run_cell(LINEN_NET + '''
 tx = optax.adam(1e-2)
 opt_state = tx.init(params)
 
@@ -791,17 +796,7 @@ def test_a_jitted_function_traced_before_draws_the_same_groups_again(ip):
     pytest.importorskip("flax.linen")
     from conftest import run
 
-    ip.run_cell('''
-import flax.linen as lnn
-import optax
-
-class Net(lnn.Module):
-    @lnn.compact
-    def __call__(self, x):
-        return lnn.Dense(2)(lnn.relu(lnn.Dense(8)(x)))
-
-net = Net()
-params = net.init(jax.random.key(0), jnp.ones((3, 4)))
+    ip.run_cell(LINEN_NET + '''
 tx = optax.adam(lambda count: 1e-2 / (1 + count))    # calls the user's code back
 opt_state = tx.init(params)
 
