@@ -115,9 +115,9 @@ def _wait(finished, timeout: float) -> None:
     Ctrl-C (even one whose exception Python swallowed)."""
     deadline = time.monotonic() + timeout
     with interrupt.ctrl_c_noted():
-        while not finished(0.02):
+        while not finished(min(0.02, max(0.0, deadline - time.monotonic()))):
             interrupt.stop_if_interrupted()
-            if time.monotonic() > deadline:
+            if time.monotonic() >= deadline:
                 raise LayoutTimeout(f"layout took longer than {timeout:g} s")
         interrupt.stop_if_interrupted()
 
