@@ -37,7 +37,7 @@ def test_line_form_draws_graph_as_img_and_png(ip):
     assert set(out.data) >= {"text/plain", "text/html", "image/png"}
     assert out.data["image/png"][:4] in (b"\x89PNG", "iVBO")
     svg = svg_in(out.data["text/html"])
-    assert "dot_general" in svg and "params[&#39;w1&#39;]" in svg or "params['w1']" in svg
+    assert "dot_general" in svg and "w1 f32[4,8]" in svg
     assert "<svg" not in out.data["text/html"].split("data:")[0]   # no inline svg beside
 
 

@@ -37,6 +37,39 @@ def test_a_budget_shorter_than_one_wait_step_is_kept():
             layout.render(SMALL, 0.001, "dot")
 
 
+TOOLTIPS = ('digraph { subgraph cluster_a { label="Block #0"; tooltip="a <b> \\"c\\""; '
+            'x [label="<!-- x --> font-family=\\"y\\"", tooltip="t"] } '
+            'x -> z [label="f32[2]", tooltip="e"] }')
+
+
+@pytest.mark.parametrize("renderer", ["dot", "wasm"])
+def test_an_image_keeps_every_mark_and_word_of_the_drawing(renderer):
+    """`for_img` drops what only an inline SVG uses (a third of a big picture's bytes) and
+    keeps what is seen: every shape, every text in its font, the size."""
+    import xml.etree.ElementTree as ET
+
+    def seen(svg):
+        marks, texts = [], []
+
+        def walk(e, font):
+            font = e.get("font-family") or font      # a text's font: its own, else inherited
+            if e.tag.endswith("text"):
+                texts.append((e.text, font))
+            elif e.tag.endswith(("polygon", "path", "ellipse", "polyline")):
+                marks.append((e.tag, e.get("points") or e.get("d")))
+            for child in e:
+                walk(child, font)
+        walk(ET.fromstring(svg), None)
+        return marks, texts, layout.svg_width_pt(svg)
+
+    for graph, fonts in ((TOOLTIPS, 1), (TOOLTIPS[:-1] + 'z [fontname="Courier"] }', 4)):
+        svg = layout.render(graph, 30, renderer).svg
+        small = layout.for_img(svg)
+        assert len(small) < len(svg) and b"<title>" not in small and b"xlink:title" not in small
+        assert seen(small) == seen(svg) and small.count(b"font-family=") == fonts
+        assert ('<!-- x --> font-family="y"', "Times,serif") in seen(small)[1]
+
+
 def test_no_renderer_says_how_to_get_one():
     with pytest.raises(layout.NoRenderer, match="install Graphviz"):
         layout.render(SMALL, 5, "none")

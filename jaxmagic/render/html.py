@@ -82,7 +82,3 @@ def svg_img(svg: bytes | str, alt: str, width: float | None = None) -> str:
     return (f'<img src="{uri}" alt="{esc(alt)}" style="{w}max-width:100%;height:auto;'
             f'background:#ffffff;border-radius:4px;padding:4px;box-sizing:border-box">')
 
-
-def png_img(png: bytes, alt: str) -> str:
-    uri = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
-    return f'<img src="{uri}" alt="{esc(alt)}" style="max-width:100%;height:auto">'

@@ -452,7 +452,8 @@ class JaxprView:
                  f"({H.esc(self._summary(d.graph))})</span>")
         note = H.esc(" · ".join(d.notes))
         if d.svg is not None:
-            body = H.svg_img(d.svg, f"jaxpr of {self.func_name}", _svg_width(d.svg))
+            body = H.svg_img(layout.for_img(d.svg), f"jaxpr of {self.func_name}",
+                             _svg_width(d.svg))
         else:
             body = (f'<pre style="{H.MONO};font-size:11px;max-height:480px;overflow:auto;'
                     f'margin:0;color:{H.INK};background:{H.PANEL}">{H.esc(to_text(d.graph))}</pre>'
