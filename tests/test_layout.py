@@ -37,6 +37,24 @@ def test_a_budget_shorter_than_one_wait_step_is_kept():
             layout.render(SMALL, 0.001, "dot")
 
 
+def test_a_process_that_writes_is_still_held_to_its_budget():
+    """The wait wakes when the layout's stdout pipe is readable, which its end makes it:
+    output there (`dot -o` writes none, but a build might) is read past, and the budget
+    holds; it was waited on to the process's end (here 5 s)."""
+    import subprocess
+
+    proc = subprocess.Popen(["sh", "-c", "echo laid out; sleep 5"], stdout=subprocess.PIPE)
+    start = time.perf_counter()
+    try:
+        with pytest.raises(layout.LayoutTimeout):
+            layout._wait(lambda seconds: layout._exited(proc, seconds), 0.3)
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+    assert time.perf_counter() - start < 2
+
+
 TOOLTIPS = ('digraph { subgraph cluster_a { label="Block #0"; tooltip="a <b> \\"c\\""; '
             'x [label="<!-- x --> font-family=\\"y\\"", tooltip="t"] } '
             'x -> z [label="f32[2]", tooltip="e"] }')

@@ -139,12 +139,13 @@ def _wait(finished, timeout: float) -> None:
 
 def _exited(proc: subprocess.Popen, seconds: float) -> bool:
     """Whether `proc` exited within `seconds`: woken as its end of the stdout pipe closes
-    (`Popen.wait` polls with sleeps that double, and saw a 28 ms layout up to 8 ms late)."""
+    (`Popen.wait` polls with sleeps that double, and saw a 28 ms layout up to 8 ms late).
+    Output on the pipe (`dot -o` writes none) is read and waited past, never waited on."""
     if os.name == "posix":
         if not select.select([proc.stdout], [], [], seconds)[0]:
             return False
-        proc.wait()
-        return True
+        if os.read(proc.stdout.fileno(), 65536):
+            return False
     try:
         proc.wait(seconds)
     except subprocess.TimeoutExpired:
