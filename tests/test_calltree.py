@@ -739,7 +739,6 @@ def test_a_cprofile_running_around_the_magic_keeps_running(ip):
         assert after is profile
 
 
-
 def test_a_debuggers_trace_function_keeps_running_and_calls_are_still_grouped(ip):
     """A debugger or coverage holds `sys.settrace`: the call tree records another way
     (the profile hook, or `sys.monitoring` on 3.12+) and hands the trace hook back as it
@@ -763,6 +762,7 @@ def test_a_debuggers_trace_function_keeps_running_and_calls_are_still_grouped(ip
         sys.settrace(None)
     assert after is debugger and "inner" in seen
     assert titles(view.full) == ["outer", "inner"]
+
 
 def test_a_library_call_through_a_chain_is_named_as_written():
     """Haiku's examples update with `optimiser().update(grads, opt_state)`: the group was

@@ -438,7 +438,6 @@ def test_a_computed_value_is_never_named_after_an_input():
     assert not any(r.kind == M.SAVED and r.what.startswith("arg") for r in m.rows())
 
 
-
 def test_a_buffer_xla_made_without_its_op_name_is_joined_through_its_fusion():
     """XLA:CPU computes a convolution's weight gradient in a fusion that carries no
     op_name, from the input's transposed copy (a fusion untagged too): both were
@@ -470,6 +469,7 @@ def test_a_buffer_xla_made_without_its_op_name_is_joined_through_its_fusion():
     for b in made:
         assert b.primitive == "conv_general_dilated", b
         assert _compat.is_backward(eqns[b.equation]), b      # the gradient's, not forward
+
 
 def test_a_scans_counters_and_copies_are_not_gradients_nor_saved_activations():
     def f(ws, x):
