@@ -1,11 +1,12 @@
 """The IPython binding: parse arguments, find the target, call the API, display the result.
 
 Everything about JAX lives in `core/`, everything about looks in `render/`; a magic here is
-argument parsing plus one API call. User code runs with the frames of this module hidden
-(`__tracebackhide__`), so tracebacks look as they would without the magic.
+argument parsing plus one API call. A magic's errors reach the user without a frame of
+jaxmagic's (`users_frames`), so tracebacks look as they would without the magic.
 """
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 
@@ -29,6 +30,7 @@ from traitlets import Bool, Enum, Float, Int
 
 from . import api, overlays
 from .cellhooks import CellHooks, x64
+from .core.errors import TARGET_FILE, without_our_frames
 from .core.target import BoundCall, TargetError, bind, parse_call, split_cell
 from .render.jaxpr import depth_of
 
@@ -52,6 +54,26 @@ def parse_options(magic, line: str):
             val, rest = _option_value(rest)
             tokens.append(val)
     return parser.parse_args(tokens), rest
+
+
+def users_frames(magic):
+    """The magic's errors as the user's own code would show them: their frames and
+    JAX's, never ours (`without_our_frames`); one line where none is theirs (a call of
+    an undefined name, a Ctrl-C between two of our steps), since IPython always shows
+    a traceback's last frame, hidden or not."""
+    @functools.wraps(magic)
+    def run(self, *args, **kwargs):
+        __tracebackhide__ = True
+        try:
+            return magic(self, *args, **kwargs)
+        except UsageError:
+            raise
+        except BaseException as e:
+            if not without_our_frames(e):
+                e._render_traceback_ = functools.partial(
+                    self.shell.InteractiveTB.get_exception_only, type(e), e)
+            raise
+    return run
 
 
 _QUOTED = re.compile(r"""(?:'[^']*'|"[^"]*"|[^\s'"]+)+""")
@@ -174,7 +196,7 @@ class JaxMagic(Magics):
         """
         __tracebackhide__ = True
         try:
-            filename = "<jaxmagic-target>"
+            filename = TARGET_FILE
             if cell is None:
                 target = parse_call(line)
             else:
@@ -238,6 +260,7 @@ class JaxMagic(Magics):
     @argument("-o", dest="output", action="store_true", help="return the JaxprView")
     @no_var_expand
     @line_cell_magic
+    @users_frames
     def jaxpr(self, line: str, cell: str | None = None):
         """Draw the jaxpr of a call: `%jaxpr f(x)`, or a cell whose final expression is a call.
 
@@ -324,6 +347,7 @@ class JaxMagic(Magics):
     @argument("-o", dest="output", action="store_true", help="return the JitComparison")
     @no_var_expand
     @line_cell_magic
+    @users_frames
     def jit_compare(self, line: str, cell: str | None = None):
         """Eager vs jit for a call: `%jit_compare f(x)`, or a cell ending in a call.
 
@@ -373,6 +397,7 @@ class JaxMagic(Magics):
 
     @no_var_expand
     @line_cell_magic
+    @users_frames
     def jaxcheck(self, line: str = "", cell: str | None = None):
         """Flag JAX sharp bits: `%jaxcheck on|off|status`, or `%%jaxcheck` to check a cell.
 
@@ -423,6 +448,7 @@ class JaxMagic(Magics):
     @magic_arguments()
     @argument("-o", dest="output", action="store_true", help="return the DevicesView")
     @line_magic
+    @users_frames
     def devices(self, line: str = ""):
         """Local and global devices JAX sees, grouped by process (`jaxmagic.devices_info()`).
 
@@ -446,6 +472,7 @@ class JaxMagic(Magics):
     @argument("-o", dest="output", action="store_true", help="return the ShardingView")
     @no_var_expand
     @line_cell_magic
+    @users_frames
     def shardviz(self, line: str, cell: str | None = None):
         """Run the cell as usual, then draw which device holds which block of its result.
 

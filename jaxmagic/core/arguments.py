@@ -446,9 +446,8 @@ class Partition:
             return self._run(fun, full, kw, callee_dyn)
 
         traced.__name__ = traced.__qualname__ = _libraries.func_name(fun)
-        source = _def_of(fun)
-        if source is not None:              # JAX's messages name the user's def line
-            traced.__wrapped__ = source
+        source = _def_of(fun)      # JAX's messages name the user's def line, or no line
+        traced.__wrapped__ = fun if source is None else source    # (never this one)
         traced.__signature__ = self._signature(pos, bind_static)
         return traced
 

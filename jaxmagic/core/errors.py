@@ -11,6 +11,8 @@ import sysconfig
 import types
 from dataclasses import dataclass
 
+_PACKAGE = os.path.normcase(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))) + os.sep
+TARGET_FILE = "<jaxmagic-target>"      # the name a line magic's call is evaluated under
 _LIBRARY_DIRS = tuple(
     os.path.normcase(os.path.realpath(p)) + os.sep
     for p in {sysconfig.get_path("stdlib"), sysconfig.get_path("purelib"),
@@ -108,6 +110,46 @@ def user_traceback(tb: types.TracebackType | None) -> types.TracebackType | None
     return tb
 
 
+def is_ours(filename: str) -> bool:
+    """A file of jaxmagic's, or the call a line magic evaluated (it has no source)."""
+    return filename == TARGET_FILE or \
+        os.path.normcase(os.path.realpath(filename)).startswith(_PACKAGE)
+
+
+def without_our_frames(exc: BaseException) -> bool:
+    """Drop jaxmagic's frames from `exc`'s traceback and from those of the exceptions it
+    chains, so a user sees their frames and JAX's, as without the magic. False when none
+    of them holds a frame of the user's: the error came from how the magic was called
+    (an undefined name, a wrong number of arguments) or a Ctrl-C between our steps."""
+    seen: set[int] = set()
+    theirs = False
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        e.__traceback__ = _theirs(e.__traceback__)
+        theirs = theirs or any(is_user_file(name) for name, _, _ in _frames(e.__traceback__))
+        e = e.__cause__ or (None if e.__suppress_context__ else e.__context__)
+    return theirs
+
+
+def _theirs(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """`tb` without our frames, nor a library's frame between two of ours (contextlib's
+    wrapper of a function it decorates)."""
+    tbs = []
+    while tb is not None:
+        tbs.append(tb)
+        tb = tb.tb_next
+    ours = [is_ours(t.tb_frame.f_code.co_filename) for t in tbs] + [False]
+    for i in range(1, len(tbs)):
+        ours[i] = ours[i] or ours[i - 1] and ours[i + 1] and \
+            not is_user_file(tbs[i].tb_frame.f_code.co_filename)
+    kept = None
+    for t, mine in reversed(list(zip(tbs, ours))):
+        if not mine:
+            kept = types.TracebackType(kept, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    return kept
+
+
 def is_jax_error(exc: BaseException) -> bool:
     """Raised by JAX (or by JAX's tracers inside user code)."""
     mod = type(exc).__module__ or ""
@@ -119,5 +161,5 @@ def is_jax_error(exc: BaseException) -> bool:
     return False
 
 
-__all__ = ["UserFrame", "as_typed", "user_frame", "user_traceback", "is_cell", "is_user_file",
-           "is_jax_error"]
+__all__ = ["TARGET_FILE", "UserFrame", "as_typed", "user_frame", "user_traceback", "is_cell",
+           "is_user_file", "is_ours", "without_our_frames", "is_jax_error"]

@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from . import libraries
 from .arguments import param_names
+from .errors import TARGET_FILE
 
 USAGE_LINE = "{magic} F(ARGS...)  — F is traced with those arguments"
 USAGE_CELL = ("%%{magic}\n...cell...\nF(ARGS...)  — the cell runs as usual; "
@@ -128,7 +129,7 @@ def _held_arguments(func: Callable) -> tuple[list, list[str]]:
 
 
 def bind(target: CallTarget, namespace: dict[str, Any],
-         filename: str = "<jaxmagic-target>") -> BoundCall:
+         filename: str = TARGET_FILE) -> BoundCall:
     """Evaluate the callee and arguments in the user's namespace (each exactly once).
     `filename`: the cell's, so an error in an argument is shown at the call's line."""
     __tracebackhide__ = True
