@@ -6,6 +6,7 @@ jaxmagic's (`users_frames`), so tracebacks look as they would without the magic.
 """
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 import shlex
@@ -20,8 +21,10 @@ from IPython.core.magic import (
 )
 from IPython.core.magic_arguments import (
     ArgDecorator,
+    MagicHelpFormatter,
     argument,
     construct_parser,
+    kwds,
     magic_arguments,
     parse_argstring,
 )
@@ -47,13 +50,34 @@ def parse_options(magic, line: str):
         tok, _, after = rest.partition(" ")
         action = parser._option_string_actions.get(tok.split("=", 1)[0])
         if action is None:
-            raise UsageError(f"unknown option {tok}\n{parser.format_usage()}")
+            raise UsageError(_unknown(parser, tok))
         tokens.append(tok)
         rest = after.lstrip()
         if action.nargs != 0 and "=" not in tok:
             val, rest = _option_value(rest)
             tokens.append(val)
     return parser.parse_args(tokens), rest
+
+
+def _unknown(parser, tok: str) -> str:
+    """An unknown option, the one it is likely a typo of, and the usage line."""
+    near = difflib.get_close_matches(tok.split("=", 1)[0], parser._option_string_actions, 1)
+    hint = f": did you mean {near[0]}?" if near else ""
+    return f"unknown option {tok}{hint}\n{parser.format_usage().strip()}"
+
+
+class PlainHelp(MagicHelpFormatter):
+    """`%magic?` as `%timeit?` reads: what the magic does, then its usage line and its
+    options; not IPython's reST code block (`::`) first."""
+
+    def add_usage(self, usage, actions, groups, prefix="usage: %"):
+        super().add_usage(usage, actions, groups, prefix)
+
+    def format_help(self):
+        items = self._root_section.items     # usage first, as argparse adds it: move it
+        if len(items) > 1 and items[0][0] == self._format_usage:
+            items.insert(1, items.pop(0))
+        return super().format_help()
 
 
 def users_frames(magic):
@@ -233,6 +257,7 @@ class JaxMagic(Magics):
     # ---- %jaxpr ----------------------------------------------------------------------
 
     @magic_arguments()
+    @kwds(formatter_class=PlainHelp)
     @argument("--depth", default="auto", help="call-tree levels to expand: N, 'all', or "
               "'auto' (default: as deep as stays legible at cell width)")
     @argument("--expand", action="append", default=[], metavar="NAME",
@@ -330,6 +355,7 @@ class JaxMagic(Magics):
                                "(eager and steady jit) when -n is not given.").tag(config=True)
 
     @magic_arguments()
+    @kwds(formatter_class=PlainHelp)
     @argument("-n", dest="number", type=int, default=None, metavar="N",
               help="loops per run (default: chosen from --budget, as %%timeit does)")
     @argument("-r", dest="repeat", type=int, default=None, metavar="R",
@@ -446,6 +472,7 @@ class JaxMagic(Magics):
     # ---- %devices / %%shardviz -------------------------------------------------------
 
     @magic_arguments()
+    @kwds(formatter_class=PlainHelp)
     @argument("-o", dest="output", action="store_true", help="return the DevicesView")
     @line_magic
     @users_frames
@@ -464,6 +491,7 @@ class JaxMagic(Magics):
         display(view)
 
     @magic_arguments()
+    @kwds(formatter_class=PlainHelp)
     @argument("names", nargs="*", metavar="NAME",
               help="variables to draw (default: the value of the cell's final expression)")
     @argument("--plan", action="store_true",
@@ -603,5 +631,6 @@ class JaxMagic(Magics):
 
 
 # the docstring `%jaxpr?` shows ends in its options: keep its own part to write them anew
-JaxMagic.jaxpr.argcmd_kwds = {"description": JaxMagic.jaxpr.parser.description}
+JaxMagic.jaxpr.argcmd_kwds = {"description": JaxMagic.jaxpr.parser.description,
+                              "formatter_class": PlainHelp}
 overlays.on_change(_rebuild_jaxpr_options)
