@@ -337,7 +337,12 @@ class JaxMagic(Magics):
         if args.format == "svg" and self._explorable(view):
             from .explorer import JaxprExplorer, show
 
-            show(JaxprExplorer(view, _static_command(args, expr, cell)))
+            try:
+                explorer = JaxprExplorer(view, _static_command(args, expr, cell))
+            except KeyboardInterrupt:    # in its first layout: the picture, drawn already
+                display(view)
+                return
+            show(explorer)
             return
         display(view.formatted(args.format))
 
