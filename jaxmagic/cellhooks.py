@@ -39,6 +39,7 @@ class CellHooks:
         self.shell = magics.shell
         self.depth = 0          # cells run by a magic inside a cell are checked with it
         self.shown: set = set()  # (rule, where) shown before the cell ran
+        self.running: int | None = None     # the number of the top-level cell running
         self.installed = False
         self._checker = None
 
@@ -50,21 +51,28 @@ class CellHooks:
         return self._checker
 
     def cell_label(self, filename: str) -> str | None:
-        """'this cell' for the running cell, 'In [n]' for an earlier one, None otherwise."""
+        """'this cell' for the running cell, 'In [n]' for an earlier one, None otherwise.
+
+        By number, not by which cell was compiled last: ipykernel names a cell by its
+        text, so a cell run again keeps its first place among the names."""
         names = getattr(self.shell.compile, "_filename_map", {})
         if filename not in names:
             return None
-        current = next(reversed(names.values()), None) if names else None
-        return "this cell" if names[filename] == current else cell_name(self.shell, filename)
+        return "this cell" if names[filename] == self.running else \
+            cell_name(self.shell, filename)
 
     # ---- before and after each cell --------------------------------------------------
 
     def pre_run_cell(self, info=None):
         """Static checks on each top-level cell before it runs; shown, never blocking."""
         self.depth += 1
-        if self.depth > 1 or not self.magics.check:
+        if self.depth > 1:
             return
+        self.running = self.shell.execution_count - (
+            1 if getattr(info, "store_history", False) else 0)
         self.shown = set()
+        if not self.magics.check:
+            return
         raw = getattr(info, "raw_cell", None) or ""
         if raw.lstrip().startswith("%%jaxcheck") or not raw.strip():
             return
@@ -72,11 +80,9 @@ class CellHooks:
         # tracebacks (and the runtime cards) do, or one finding shows twice
         lines = raw.splitlines(keepends=True)
         raw = "".join(lines[next(i for i, ln in enumerate(lines) if ln.strip()):])
-        count = self.shell.execution_count - (1 if getattr(info, "store_history", False)
-                                              else 0)
         try:
             found = self.checker().check(raw, namespace=self.shell.user_ns, x64=x64(),
-                                         cell=f"In [{count}]")
+                                         cell=f"In [{self.running}]")
         except Exception:     # a checker bug must never disturb the user's cell
             return
         self.shown = {(f.rule, f.where or f"line {f.line}") for f in found}
