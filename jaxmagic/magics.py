@@ -33,6 +33,7 @@ from traitlets import Bool, Enum, Float, Int
 
 from . import api, overlays
 from .cellhooks import CellHooks, x64
+from .core import interrupt
 from .core.errors import TARGET_FILE, without_our_frames
 from .core.target import BoundCall, TargetError, bind, parse_call, split_cell
 from .render.jaxpr import depth_of
@@ -295,18 +296,34 @@ class JaxMagic(Magics):
         opened as deep as the text stays legible at cell width (--depth auto).
         """
         __tracebackhide__ = True
-        from .core.arguments import JitArgumentError, StaticArgumentError
-
         args, expr = parse_options(self.jaxpr, line)
         call = self._call("jaxpr", expr, cell)
         try:
             depth = depth_of(args.depth)
         except ValueError as e:
             raise UsageError(f"--{e}") from None
+        with interrupt.ctrl_c_noted():     # one Python drops (in a callback) stops the
+            view = self._jaxpr_view(args, call, depth, line, cell)     # next step too
+            if args.save:
+                try:
+                    view.save(args.save)
+                except (ValueError, OSError) as e:    # a bad suffix or an unwritable path
+                    raise UsageError(str(e) if "--save" in str(e) else f"--save: {e}") \
+                        from None
+            if args.output:
+                return view
+            self._show_jaxpr(view, args, expr, cell)
+
+    def _jaxpr_view(self, args, call: BoundCall, depth, line: str, cell: str | None):
+        """The call's view; an argument jit cannot trace is a UsageError that says how to
+        mark it static."""
+        __tracebackhide__ = True
+        from .core.arguments import JitArgumentError, StaticArgumentError
+
         try:
             if args.checkify:
                 self._checkify_run(call, args)
-            view = api.trace_call(
+            return api.trace_call(
                 call, static_argnums=_argnums(args.static_argnums),
                 static_argnames=_argnames(args.static_argnames), stage=args.stage,
                 depth=depth, expand=args.expand, lines=args.lines, boxes=args.box,
@@ -327,13 +344,10 @@ class JaxMagic(Magics):
         except Exception as e:
             self._located(e)
             raise
-        if args.save:
-            try:
-                view.save(args.save)
-            except (ValueError, OSError) as e:    # a bad suffix or an unwritable path
-                raise UsageError(str(e) if "--save" in str(e) else f"--save: {e}") from None
-        if args.output:
-            return view
+
+    def _show_jaxpr(self, view, args, expr: str, cell: str | None) -> None:
+        """The explorer where the frontend runs widgets, else the format asked for."""
+        __tracebackhide__ = True
         if args.format == "svg" and self._explorable(view):
             from .explorer import JaxprExplorer, show
 
