@@ -32,7 +32,7 @@ import jax
 import numpy as np
 
 from .. import _compat
-from . import collector, donation, libraries
+from . import collector, donation, interrupt, libraries
 from .arguments import (
     ArgCall,
     JitArgumentError,
@@ -192,6 +192,7 @@ class _Timer:
 
     def timed(self, n: int) -> float:
         __tracebackhide__ = True
+        interrupt.stop_if_interrupted()      # one Python dropped: before the next batch
         if self.fresh is None:
             return _loop(self.fn, self.args, self.kwargs, n, self.block)
         prepared = [self.fresh() for _ in range(n)]
@@ -477,6 +478,8 @@ class _Measurement:
                 if flat is None or i in flat]
 
     def _set_phase(self, phase: str) -> None:
+        """The next phase, unless a Ctrl-C came in this one (also one Python dropped)."""
+        interrupt.stop_if_interrupted()
         self.phase = self.log.phase = phase
 
     def guarded(self, step: Callable):
@@ -495,7 +498,7 @@ class _Measurement:
     def run(self, fun: Callable, kind: str) -> JitMeasurement:
         __tracebackhide__ = True
         m = self.m
-        with CacheMisses() as self.cap:
+        with CacheMisses() as self.cap, interrupt.ctrl_c_noted():
             self.log = self.cap.log
             try:
                 self.first_jit_call(fun, kind)
