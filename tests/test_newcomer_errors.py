@@ -15,10 +15,8 @@ import itertools
 import os
 import re
 import signal
-import sys
 import threading
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
