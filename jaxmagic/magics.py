@@ -36,6 +36,7 @@ from .cellhooks import CellHooks, x64
 from .core import interrupt
 from .core.errors import TARGET_FILE, without_our_frames
 from .core.target import BoundCall, TargetError, bind, parse_call, split_cell
+from .render.errors import ErrorCard
 from .render.jaxpr import depth_of
 
 
@@ -94,7 +95,10 @@ def users_frames(magic):
         except UsageError:
             raise
         except BaseException as e:
-            if not without_our_frames(e):
+            theirs = without_our_frames(e)
+            if isinstance(e, Exception):
+                self._located(e, theirs)
+            if not theirs:
                 e._render_traceback_ = functools.partial(
                     self.shell.InteractiveTB.get_exception_only, type(e), e)
             raise
@@ -243,17 +247,19 @@ class JaxMagic(Magics):
                 else f"%{magic} [options] F(ARGS...)"
             raise UsageError(f"{e}\nusage: {form}") from None
 
-    def _located(self, exc: BaseException) -> None:
-        """Show where in the user's code a JAX error happened, before its traceback."""
+    def _located(self, exc: Exception, theirs: bool) -> None:
+        """Show where in the user's code a JAX error happened, before its traceback: the
+        rule it breaks, or the line, where there is one of theirs (else the error's one
+        line names the magic's, and a card would say the same again)."""
         if getattr(exc, "_jaxmagic_shown", False):
             return
         card = api.error_card(exc, label=self.hooks.cell_label)
-        if card is not None:
+        if card is not None and (theirs or not isinstance(card, ErrorCard)):
             display(card)
-            try:
-                exc._jaxmagic_shown = True
-            except AttributeError:
-                pass
+        try:
+            exc._jaxmagic_shown = True      # nor by the shell's handler (`cellhooks`)
+        except AttributeError:
+            pass
 
     # ---- %jaxpr ----------------------------------------------------------------------
 
@@ -341,9 +347,6 @@ class JaxMagic(Magics):
                 fix += ", e.g. " + static_fix_command("%%jaxpr" if cell is not None
                                                       else "%jaxpr", line, e.index, e.param)
             raise UsageError(f"{e.problem}.\n{fix}") from None
-        except Exception as e:
-            self._located(e)
-            raise
 
     def _show_jaxpr(self, view, args, expr: str, cell: str | None) -> None:
         """The explorer where the frontend runs widgets, else the format asked for."""
@@ -431,9 +434,6 @@ class JaxMagic(Magics):
             raise UsageError(f"{e.problem}.\n{e.option_hint()}, e.g. {command}") from None
         except JitArgumentError as e:
             raise UsageError(f"{e.problem}.\n{e.option_hint()}\n{usage}") from None
-        except Exception as e:
-            self._located(e)
-            raise
         if args.output:
             return view
         display(view)
@@ -545,9 +545,6 @@ class JaxMagic(Magics):
                 view = api.plan_call(call)
             except PlanError as e:
                 raise UsageError(str(e)) from None
-            except Exception as e:
-                self._located(e)
-                raise
         elif cell is None:
             if not names:
                 raise UsageError("%shardviz draws variables that exist: %shardviz x y\n"

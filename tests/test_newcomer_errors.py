@@ -143,6 +143,17 @@ def test_an_undefined_name_is_one_line(newcomer):
     assert text == "NameError: name 'g' is not defined", text
 
 
+@pytest.mark.parametrize("magic", ["jaxpr", "jit_compare", "shardviz --plan"])
+def test_a_wrong_number_of_arguments_is_one_line_and_no_card(newcomer, magic):
+    """Python's own words, once: a card naming the magic's line said them again."""
+    callee = "jax.jit(f)" if "plan" in magic else "f"
+    r, cap = run(newcomer, f"%{magic} {callee}(x, x)")
+    assert isinstance(r.error_in_exec, TypeError)
+    text = everything(cap).strip()
+    assert text == "TypeError: f() takes 1 positional argument but 2 were given", text
+    assert not cap.outputs, [o.data.get("text/plain") for o in cap.outputs]
+
+
 def test_the_users_exception_shows_their_frames_only(newcomer):
     """The user's exception: the cell's line, then their raising line; no frame of a
     wrapper (contextlib's) between."""
