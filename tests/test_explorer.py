@@ -427,3 +427,22 @@ def test_copied_magic_draws_a_group_drawn_as_one_box_as_one_box(ip):
     static = ip.run_line_magic("jaxpr", "-o " + w.magic[len("%jaxpr "):])
     assert static.graph.whole == view.graph.whole
     assert titles(static.graph) == titles(view.graph), w.magic
+
+
+def test_opening_a_group_just_closed_gives_back_what_was_inside(grad_view):
+    """Closing an open series and opening it again draws it as it was (its equations
+    grouped by line, the groups inside it open), not as its first level."""
+    w = JaxprExplorer(grad_view)
+    x = w.exploration
+    inner = next(k for k, r in w.table.items() if r["click"] == "open" and "_std" in r["title"])
+    click(w, inner)                         # a group inside the series, opened by a click
+    shown = titles(x.graph)
+    series = next(c for c in x.opened if "×" in x.folded.clusters[c].title
+                  and x.folded.clusters[c].level == 1 and c in x.by_line)
+    name = x.folded.clusters[series].title
+    click(w, f"cluster_{series}")
+    assert titles(x.graph) != shown and w.status == f"closed {name}"
+    click(w, next(k for k, r in w.table.items() if r["click"] == "open" and r["title"] == name))
+    assert w.status == f"opened {name}"
+    assert titles(x.graph) == shown
+

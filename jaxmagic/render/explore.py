@@ -76,6 +76,9 @@ class Exploration:
         # what the last search opened (groups, line groups shown as equations): the next
         # search, an empty one included, closes them again
         self.searched: tuple[set[int], set[int]] = (set(), set())
+        # a closed group → what was open and grouped by line inside it: opening it again
+        # gives that back, not its first level
+        self.shut: dict[int, tuple[set[int], set[int]]] = {}
         self.graph = self._graph()
 
     # ---- what a click or a search changes --------------------------------------------
@@ -90,14 +93,19 @@ class Exploration:
         if m.group(1) == "cluster_":
             if i not in self.opened:
                 return "that group is not open"
-            self.opened -= {i} | self._inside(i)
-            self.by_line -= {i} | self._inside(i)
+            inside = {i} | self._inside(i)
+            self.shut[i] = (self.opened & inside, self.by_line & inside)
+            self.opened -= inside
+            self.by_line -= inside
             self.graph = self._graph()
             return f"closed {self.folded.clusters[i].title}"
         node = self.graph.nodes.get(i)
         if node is None:
             return "that node is not in the picture"
         if node.kind == "call" and node.group is not None:
+            if node.group in self.shut:
+                opened, grouped = self.shut[node.group]
+                return self._open(opened, node.title, grouped=grouped)
             return self._open({node.group}, node.title)
         if node.kind == "group" and node.cluster in self.by_line:
             return self._open(set(), node.title, lines_of={node.cluster})
@@ -151,13 +159,14 @@ class Exploration:
         return said
 
     def _open(self, clusters: set[int], what: str, lines_of: set[int] = frozenset(),
-              quiet: bool = False) -> str:
-        """Open `clusters` (and show the equations of the line groups in `lines_of`);
-        a cluster too big to draw opens with its equations grouped by line, and a change
-        past the node budget is refused with a note."""
+              quiet: bool = False, grouped: set[int] = frozenset()) -> str:
+        """Open `clusters` (those in `grouped` with their equations grouped by line, and
+        the equations of the line groups in `lines_of` shown); a cluster too big to draw
+        opens with its equations grouped by line, and a change past the node budget is
+        refused with a note."""
         before = (set(self.opened), set(self.by_line))
         self.opened |= clusters
-        self.by_line -= set(lines_of)
+        self.by_line = (self.by_line | grouped) - set(lines_of)
         g = self._graph()
         if len(g.nodes) > self.view.max_nodes and clusters:
             self.by_line |= clusters
