@@ -446,3 +446,26 @@ def test_opening_a_group_just_closed_gives_back_what_was_inside(grad_view):
     assert w.status == f"opened {name}"
     assert titles(x.graph) == shown
 
+
+def test_an_opened_group_keeps_its_text_legible(grad_view):
+    """A group whose equations one by one would draw text under 8 px at cell width (a
+    block's backward pass) opens one level: its equations grouped by line, each line
+    opened by a click."""
+    from jaxmagic.render import fit
+    from jaxmagic.render.jaxpr import _text_px
+
+    w = JaxprExplorer(grad_view)
+    x = w.exploration
+    key = next(k for k, r in w.table.items() if r["click"] == "open"
+               and re.fullmatch(r"block #0 · backward", r["title"]))
+    group = x.graph.nodes[int(key[1:])].group
+    whole = x.view.view_of(x.opened | {group}, frozenset(x.by_line) - x.boxed, x.boxed)
+    assert _text_px(x.view.layout_of(x.view.dot(whole)).svg) < fit.MIN_TEXT_PX
+    click(w, key)
+    assert w.status == "opened block #0 · backward" and group in x.by_line
+    assert _text_px(w.svg.encode()) >= fit.MIN_TEXT_PX
+    lines = [k for k, r in w.table.items() if r["click"] == "lines"
+             and x.graph.nodes[int(k[1:])].cluster == group]
+    assert lines
+    click(w, lines[0])
+    assert w.status.startswith("opened ")

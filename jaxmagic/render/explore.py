@@ -18,6 +18,7 @@ from typing import Callable
 from ..core import graph as G
 from ..core import views as V
 from ..core.errors import is_cell
+from . import fit
 from . import jaxpr as J
 
 SEARCH_OPENS = 20      # matches whose groups a search opens; the rest are only counted
@@ -106,7 +107,7 @@ class Exploration:
             if node.group in self.shut:
                 opened, grouped = self.shut[node.group]
                 return self._open(opened, node.title, grouped=grouped)
-            return self._open({node.group}, node.title)
+            return self._open({node.group}, node.title, legible=True)
         if node.kind == "group" and node.cluster in self.by_line:
             return self._open(set(), node.title, lines_of={node.cluster})
         return f"{node.title} has nothing inside to open"
@@ -159,18 +160,25 @@ class Exploration:
         return said
 
     def _open(self, clusters: set[int], what: str, lines_of: set[int] = frozenset(),
-              quiet: bool = False, grouped: set[int] = frozenset()) -> str:
+              quiet: bool = False, grouped: set[int] = frozenset(),
+              legible: bool = False) -> str:
         """Open `clusters` (those in `grouped` with their equations grouped by line, and
-        the equations of the line groups in `lines_of` shown); a cluster too big to draw
-        opens with its equations grouped by line, and a change past the node budget is
-        refused with a note."""
+        the equations of the line groups in `lines_of` shown). A cluster too big to draw,
+        or (`legible`) whose equations one by one would shrink the text below 8 px at
+        cell width, opens one level: its equations grouped by line, each line opened by a
+        click. A change past the node budget is refused with a note."""
         before = (set(self.opened), set(self.by_line))
         self.opened |= clusters
         self.by_line = (self.by_line | grouped) - set(lines_of)
         g = self._graph()
-        if len(g.nodes) > self.view.max_nodes and clusters:
+        if clusters and (len(g.nodes) > self.view.max_nodes or legible and
+                         self._text_px(g) < fit.MIN_TEXT_PX):
             self.by_line |= clusters
-            g = self._graph()
+            lined = self._graph()
+            if len(lined.nodes) < len(g.nodes):
+                g = lined
+            else:
+                self.by_line -= clusters - before[1]
         if len(g.nodes) > self.view.max_nodes:
             self.opened, self.by_line = before
             self.graph = self._graph()
@@ -178,6 +186,10 @@ class Exploration:
                     "close a group first")
         self.graph = g
         return what if quiet else f"opened {what}"
+
+    def _text_px(self, g: G.Graph) -> float:
+        """`g`'s smallest text at cell width, laid out (the layout `frame` reuses)."""
+        return J._text_px(self.view.layout_of(self.view.dot(g)).svg)
 
     def _inside(self, cluster: int) -> set[int]:
         return {c for c in self.folded.clusters
