@@ -150,7 +150,10 @@ def test_copied_magic_draws_the_explored_view(ip, grad_view):
 
 def test_copied_magic_opens_only_the_group_of_a_shared_name(ip, grad_view):
     """`--expand NAME` opens every group whose name holds NAME: where the explored view
-    opened one of several groups of that name, the line names it by its exact path."""
+    opened one of several groups of that name, the line names it by its exact title or
+    path."""
+    from jaxmagic.render.jaxpr import typed
+
     w = JaxprExplorer(grad_view, "%jaxpr {options} jax.grad(model)(params, x)")
     x = w.exploration
     x.by_line.clear()
@@ -159,7 +162,8 @@ def test_copied_magic_opens_only_the_group_of_a_shared_name(ip, grad_view):
     key, twin = next((k, row["title"]) for k, row in w.table.items() if row["click"] ==
                      "open" and sum(row["title"].lower() in t for t in everything) > 1)
     click(w, key)
-    assert w.caveat == "" and f"/{twin}'" in w.magic, (w.magic, w.caveat)
+    named = re.escape(typed(twin))      # by its exact title or path
+    assert w.caveat == "" and re.search(f"'=(.*/)?{named}'", w.magic), (w.magic, w.caveat)
     static = ip.run_line_magic("jaxpr", "-o " + w.magic[len("%jaxpr "):])
     assert titles(static.graph) == titles(x.graph), w.magic
     # typed by a person, the name still opens every group that holds it
@@ -168,6 +172,28 @@ def test_copied_magic_opens_only_the_group_of_a_shared_name(ip, grad_view):
     holding = lambda v: sum(twin.lower() in c.title.lower()  # noqa: E731
                             for c in v.graph.clusters.values())
     assert holding(typed) > holding(static)
+
+
+def test_copied_magic_is_typed_as_people_type_it(ip, grad_view):
+    """The copied line names groups as a person types them (`block*4`, `backward`: no
+    `×`, no `·`), by the shortest name that names each alone, and redraws the view;
+    those names, and the drawn ones, are what `--expand` and `--lines` take."""
+    w = JaxprExplorer(grad_view, "%jaxpr {options} jax.grad(model)(params, x)")
+    for title in ("block #0 · backward", "jit: _std"):
+        click(w, next(k for k, r in w.table.items() if r["click"] == "open"
+                      and r["title"] == title))
+        assert w.status == f"opened {title}"
+    line = w.magic
+    assert w.caveat == "" and "--lines 'block*4'" in line and "block #0 backward" in line
+    assert line.isascii(), line
+    static = ip.run_line_magic("jaxpr", "-o " + line[len("%jaxpr "):])
+    assert titles(static.graph) == titles(w.exploration.graph), line
+    for typed, drawn in [("'block*4'", "'block ×4'"), ("'=model backward/block*3 backward'",
+                                                     "'=model · backward/block ×3 · backward'")]:
+        views = [ip.run_line_magic("jaxpr", f"-o --depth 0 --expand {name} "
+                                            "jax.grad(model)(params, x)") for name in (typed, drawn)]
+        assert titles(views[0].graph) == titles(views[1].graph) != titles(grad_view.configure(
+            depth=0).graph), typed
 
 
 def test_copied_magic_draws_the_first_view(ip, grad_view):
@@ -423,7 +449,7 @@ def test_copied_magic_draws_a_group_drawn_as_one_box_as_one_box(ip):
     view = ip.run_line_magic("jaxpr", "-o " + call)
     assert view.graph.whole, view.text()
     w = JaxprExplorer(view, "%jaxpr {options} " + call)
-    assert "--box '=" in w.magic and w.caveat == "", (w.magic, w.caveat)
+    assert "--box " in w.magic and w.caveat == "", (w.magic, w.caveat)
     static = ip.run_line_magic("jaxpr", "-o " + w.magic[len("%jaxpr "):])
     assert static.graph.whole == view.graph.whole
     assert titles(static.graph) == titles(view.graph), w.magic
@@ -469,3 +495,4 @@ def test_an_opened_group_keeps_its_text_legible(grad_view):
     assert lines
     click(w, lines[0])
     assert w.status.startswith("opened ")
+

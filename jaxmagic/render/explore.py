@@ -246,13 +246,12 @@ class Exploration:
             expand = [c for c in sorted(rest) if c not in self.by_line and not any(
                 clusters[o].parent == c for o in rest)]
             depth_text = str(depth)
-        path = lambda c: "=" + J.group_path(self.folded, c)  # noqa: E731
         parts = [f"--depth {depth_text}"] + [
-            f"--{flag} {shlex.quote(path(c))}" for flag, cs in
+            f"--{flag} {shlex.quote(self._name(c))}" for flag, cs in
             (("expand", expand), ("lines", lines), ("box", boxes)) for c in cs]
         redrawn = J.opened_at(self.folded, None if depth_text == "all" else depth,
-                              [path(c) for c in expand + lines + boxes])
-        grouped = J.named_groups(self.folded, [path(c) for c in lines + boxes])
+                              [self._name(c) for c in expand + lines + boxes])
+        grouped = J.named_groups(self.folded, [self._name(c) for c in lines + boxes])
         caveats = []
         if redrawn != self.opened:
             caveats.append("opens other groups: " + ", ".join(sorted(
@@ -261,6 +260,14 @@ class Exploration:
             caveats.append("groups other equations by line: " + ", ".join(sorted(
                 {clusters[c].title for c in grouped ^ (self.by_line & self.opened)})))
         return " ".join(parts), "; ".join(caveats)
+
+    def _name(self, c: int) -> str:
+        """The shortest name a person can type that names group `c` alone: its title
+        (`layer*15`), `=` its title, or `=` its path (`=model/layer*15/attention`)."""
+        title = J.typed(self.folded.clusters[c].title)
+        path = "=" + J.typed(J.group_path(self.folded, c))
+        return next((n for n in (title, "=" + title) if J.named_groups(self.folded, [n])
+                     == {c}), path)
 
     # ---- a frame for the page --------------------------------------------------------
 
