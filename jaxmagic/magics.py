@@ -98,9 +98,11 @@ def widget_frontend(shell) -> str | None:
     return None
 
 
-def _static_command(args, expr: str, cell: str | None) -> str:
+def _static_command(args, call: str, cell: str | None) -> str:
     """The `%jaxpr` line with the user's options but `--depth`/`--expand`/`--lines`/`--box`,
-    whose place `{options}` the explorer fills with the view it shows."""
+    whose place `{options}` the explorer fills with the view it shows. A cell's is the
+    line form of its final `call`, which the cell, once run, has defined everything for
+    (a call over several lines keeps the cell)."""
     given = [("--rankdir", args.rankdir if args.rankdir != "TB" else None),
              ("--group", args.group if args.group != "call" else None),
              ("--static-argnums", args.static_argnums),
@@ -108,7 +110,8 @@ def _static_command(args, expr: str, cell: str | None) -> str:
     keep = [f"{opt} {shlex.quote(value)}" for opt, value in given if value]
     keep += [flag.option for flag in overlays.flags() if getattr(args, flag.dest, False)]
     options = " ".join(["{options}"] + keep)
-    return f"%%jaxpr {options}" if cell is not None else f"%jaxpr {options} {expr.strip()}"
+    call = call.strip()
+    return f"%%jaxpr {options}\n{cell}" if "\n" in call else f"%jaxpr {options} {call}"
 
 
 class overlay_arguments(ArgDecorator):
@@ -289,7 +292,8 @@ class JaxMagic(Magics):
         if args.format == "svg" and self._explorable(view):
             from .explorer import JaxprExplorer, show
 
-            show(JaxprExplorer(view, _static_command(args, expr, cell)))
+            show(JaxprExplorer(view, _static_command(
+                args, expr if cell is None else call.source, cell)))
             return
         display(view.formatted(args.format))
 

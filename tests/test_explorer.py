@@ -300,7 +300,11 @@ def test_copy_keeps_the_other_options(ip, grad_view):
     assert args.expand == ["block ×4"] and expr == "jax.grad(model)(params, x)"
     assert _static_command(args, expr, None) == \
         "%jaxpr {options} --rankdir LR --cost jax.grad(model)(params, x)"
-    assert _static_command(args, expr, "cell") == "%%jaxpr {options} --rankdir LR --cost"
+    # a cell's: the line form of its final call, which the cell has defined once run
+    assert _static_command(args, expr, "y = x\n" + expr) == \
+        "%jaxpr {options} --rankdir LR --cost jax.grad(model)(params, x)"
+    assert _static_command(args, "f(\n  x)", "y = x\nf(\n  x)") == \
+        "%%jaxpr {options} --rankdir LR --cost\ny = x\nf(\n  x)"
     view = ip.run_line_magic("jaxpr", "-o --expand 'block ×4' jax.grad(model)(params, x)")
     assert any(c.title == "block ×4" for c in view.graph.clusters.values())
     args, expr = parse_options(magic.jaxpr, "--sharding --memory f(x)")
@@ -496,3 +500,47 @@ def test_an_opened_group_keeps_its_text_legible(grad_view):
     click(w, lines[0])
     assert w.status.startswith("opened ")
 
+
+@pytest.mark.slow
+def test_copied_magic_of_a_cell_redraws_its_view_in_a_kernel(tmp_path):
+    """A real kernel of a notebook session: a `%%jaxpr` cell's explorer, a group opened,
+    copies a `%jaxpr` line of the cell's final call; pasted into a cell of its own it
+    draws the same view."""
+    import os
+    from pathlib import Path
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    root = Path(__file__).parents[1]
+    env = dict(os.environ, JPY_SESSION_NAME=str(tmp_path / "x.ipynb"),
+               PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    setup = ("%load_ext jaxmagic\nimport sys\nsys.path.insert(0, " + repr(str(root / "benchmarks"))
+             + ")\nimport jax, transformer\nparams, x = transformer.make(4, d=16, t=8)\n"
+             "from collections import Counter\nfrom ipywidgets.widgets.widget import _instances\n"
+             "drawn = lambda i: Counter((n.kind, n.title) for n in "
+             "_instances[i].exploration.graph.nodes.values())")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in (
+        setup, "%%jaxpr\nstep = jax.grad(transformer.model)\nstep(params, x)")])
+    client = NotebookClient(nb, timeout=120, kernel_name="python3")
+
+    def run(source):
+        nb.cells.append(nbformat.v4.new_code_cell(source))
+        client.execute_cell(nb.cells[-1], len(nb.cells) - 1)
+        return nb.cells[-1].outputs
+
+    def explorer(outputs):
+        return next(o["data"][WIDGET]["model_id"] for o in outputs if WIDGET in o.get("data", {}))
+
+    with client.setup_kernel(env=env):
+        for i, cell in enumerate(nb.cells):
+            client.execute_cell(cell, i)
+        first = explorer(nb.cells[1].outputs)
+        [out] = run(f"w = _instances[{first!r}]\nkey = next(k for k, r in w.table.items() "
+                    "if r['title'] == 'block #0 · backward')\n"
+                    "w._on_message(w, {'type': 'toggle', 'key': key}, [])\nprint(w.magic)")
+        line = out["text"].strip()
+        assert line.startswith("%jaxpr --depth ") and line.endswith(" step(params, x)"), line
+        again = explorer(run(line))
+        [same] = run(f"print(drawn({first!r}) == drawn({again!r}), len(drawn({first!r})))")
+    assert same["text"].split()[0] == "True", (line, same["text"])
