@@ -493,6 +493,7 @@ def test_an_opened_group_keeps_its_text_legible(grad_view):
     assert _text_px(x.view.layout_of(x.view.dot(whole)).svg) < fit.MIN_TEXT_PX
     click(w, key)
     assert w.status == "opened block #0 · backward" and group in x.by_line
+    assert w.focus == f"cluster_{group}"      # the page zooms to it and scrolls to it
     assert _text_px(w.svg.encode()) >= fit.MIN_TEXT_PX
     lines = [k for k, r in w.table.items() if r["click"] == "lines"
              and x.graph.nodes[int(k[1:])].cluster == group]

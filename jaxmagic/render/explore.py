@@ -48,6 +48,7 @@ class Frame:
     status: str            # what the last action did, or why it did nothing
     highlight: list[str] = field(default_factory=list)
     seconds: float = 0.0   # the layout's time
+    focus: str = ""        # the SVG title of the group a click just opened
 
 
 class Exploration:
@@ -80,6 +81,8 @@ class Exploration:
         # a closed group → what was open and grouped by line inside it: opening it again
         # gives that back, not its first level
         self.shut: dict[int, tuple[set[int], set[int]]] = {}
+        # the group the last click opened: the page draws it legibly and scrolls to it
+        self.focus: int | None = None
         self.graph = self._graph()
 
     # ---- what a click or a search changes --------------------------------------------
@@ -87,6 +90,7 @@ class Exploration:
     def toggle(self, key: str) -> str:
         """Open the call a node stands for, show a line group's equations, or close an
         open group (`key` is the node's or cluster's title in the SVG)."""
+        self.focus = None
         m = re.fullmatch(r"(n|cluster_)(\d+)", key or "")
         if not m:
             return f"nothing to open at {key!r}"
@@ -104,17 +108,22 @@ class Exploration:
         if node is None:
             return "that node is not in the picture"
         if node.kind == "call" and node.group is not None:
-            if node.group in self.shut:
-                opened, grouped = self.shut[node.group]
-                return self._open(opened, node.title, grouped=grouped)
-            return self._open({node.group}, node.title, legible=True)
-        if node.kind == "group" and node.cluster in self.by_line:
-            return self._open(set(), node.title, lines_of={node.cluster})
-        return f"{node.title} has nothing inside to open"
+            group = node.group
+            opened, grouped = self.shut.get(group, ({group}, set()))
+            said = self._open(opened, node.title, grouped=grouped,
+                              legible=group not in self.shut)
+        elif node.kind == "group" and node.cluster in self.by_line:
+            group = node.cluster
+            said = self._open(set(), node.title, lines_of={group})
+        else:
+            return f"{node.title} has nothing inside to open"
+        self.focus = group if group in self.graph.clusters else None
+        return said
 
     def reset(self) -> str:
         """Back to the first view: its open groups, nothing searched."""
         self.opened, self.by_line = set(self.first[0]), set(self.first[1])
+        self.focus = None
         self.highlight, self.found = set(), set()
         self.searched = (set(), set())
         self.graph = self._graph()
@@ -125,6 +134,7 @@ class Exploration:
         and open the groups holding the first matches, closing those the previous search
         opened (an empty query only closes them)."""
         query = (query or "").strip()
+        self.focus = None
         self.highlight, self.found = set(), set()
         opened, lines = self.searched
         self.searched = (set(), set())
@@ -283,8 +293,8 @@ class Exploration:
               if self.highlight.intersection(n.eqns) or n.title in self.found]
         table = hover_table(g, self.folded, self.by_line, self.view.marks(g),
                             self.view.hover_lines(g), self.place)
-        return Frame(svg.decode(), table, magic, caveat,
-                     status, hl, seconds)
+        focus = f"cluster_{self.focus}" if self.focus is not None else ""
+        return Frame(svg.decode(), table, magic, caveat, status, hl, seconds, focus)
 
 
 def _matches(g: G.Graph, query: str, place: Place = file_name) \

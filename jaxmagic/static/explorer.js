@@ -6,6 +6,7 @@
 
 const INK = "#0f172a", MUTED = "#475569", LINE = "#cbd5e1", PANEL = "#ffffff";
 const MARK = "#dc2626", ACCENT = "#1d4ed8";
+const LEGIBLE_PX = 8;
 
 function h(tag, style, text) {
   const e = document.createElement(tag);
@@ -238,6 +239,19 @@ function build(model, el) {
   let zoomed = false;
   const watch = new ResizeObserver(() => { if (!zoomed && view.clientWidth) fitWidth(); });
   watch.observe(view);
+  // the group a click opened (`focus`): its text kept legible (≥ 8 px, the picture's own
+  // rule), zoomed in past the width where it must be, and scrolled to within the view,
+  // not the notebook
+  function showOpened(g) {
+    const sizes = [...svg.querySelectorAll("text[font-size]")].map(
+      (t) => parseFloat(t.getAttribute("font-size"))).filter((v) => v > 0);
+    const box = svg.viewBox.baseVal, px = box && box.width ? natural.w / box.width : 4 / 3;
+    const legible = sizes.length ? Math.min(1, LEGIBLE_PX / (Math.min(...sizes) * px)) : 0;
+    if (legible > scale) { scale = legible; zoomed = true; size(); }
+    const r = g.getBoundingClientRect(), v = view.getBoundingClientRect();
+    view.scrollLeft += r.left - v.left - Math.max(8, (v.width - r.width) / 2);
+    view.scrollTop += r.top - v.top - 8;
+  }
 
   function draw() {
     const fresh = parseSvg(model.get("svg") || "");
@@ -271,6 +285,8 @@ function build(model, el) {
     }
     view.append(svg);
     if (scale === null || !zoomed) fitWidth(); else size();
+    const opened = index.get(model.get("focus") || "");
+    if (opened) showOpened(opened);
     if (refocus) {            // the keyboard's place, kept across the new picture
       const again = index.get(refocus);
       (again && again.dataset.click ? again : view).focus({ preventScroll: !again });
