@@ -80,3 +80,24 @@ def test_an_opened_group_is_drawn_legibly_and_scrolled_to(page):
     assert view["y"] <= group["y"] < view["y"] + view["height"], (group, view)
     shot(page, "newcomer.opened")
 
+
+def test_the_copied_line_reads_whole_and_redraws_the_view(page):
+    ex = explorer(page)
+    magic = ex.locator(".jaxmagic-magic")
+    line = magic.get_attribute("title").split("\n")[0]
+    assert magic.inner_text() == line and line.isascii(), line
+    assert magic.evaluate("e => e.scrollWidth <= e.clientWidth && e.getBoundingClientRect()"
+                          ".right <= e.closest('.jaxmagic-explorer').getBoundingClientRect()"
+                          ".right")
+    ex.locator("button.jaxmagic-copy").click()
+    ex.locator(".jaxmagic-status", has_text="copied").wait_for(timeout=5_000)
+    assert page.evaluate("navigator.clipboard.readText()") == line
+    cell = page.locator(".jp-Notebook .jp-Cell").last
+    cell.locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Control+v")
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function("document.querySelectorAll('.jaxmagic-explorer svg').length == 2",
+                           timeout=120_000)
+    page.wait_for_timeout(500)
+    assert page.evaluate(f"({TITLES})(0)") == page.evaluate(f"({TITLES})(1)"), line
+

@@ -191,15 +191,19 @@ function build(model, el) {
     return b;
   };
   const out = button("−", "zoom out"), fit = button("fit", "fit the width"),
-        zin = button("+", "zoom in"), copy = button("copy as magic",
+        zin = button("+", "zoom in"), copy = button("copy",
           "copy the %jaxpr line that draws this view statically"),
         reset = button("reset", "back to the first view: its groups, nothing searched");
   copy.className = "jaxmagic-copy";
   reset.className = "jaxmagic-reset";
-  const magic = h("code", `font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11px;` +
-    `color:${MUTED};background:${PANEL};padding:0;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;max-width:480px`);
+  bar.append(search, out, fit, zin, reset);
+  // the whole line, wrapped where it is long, to read or select, beside its copy button
+  const line = h("div", "display:flex;gap:6px;align-items:baseline;margin-bottom:4px");
+  const magic = h("code", "font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11px;" +
+    `color:${INK};background:${PANEL};padding:0;white-space:pre-wrap;overflow-wrap:break-word;` +
+    "flex:1 1 auto;min-width:0");
   magic.className = "jaxmagic-magic";
-  bar.append(search, out, fit, zin, reset, copy, magic);
+  line.append(copy, magic);
   const status = h("div", `color:${MUTED};min-height:1.4em`);
   status.className = "jaxmagic-status";
   status.setAttribute("role", "status");        // read out as it changes
@@ -213,7 +217,7 @@ function build(model, el) {
     `padding:6px 8px;background:#ffffff;border:1px solid ${MUTED};border-radius:4px;` +
     "box-shadow:0 2px 8px rgba(0,0,0,.2);pointer-events:none");
   panel.className = "jaxmagic-details";
-  root.append(bar, status, view, panel);
+  root.append(bar, line, status, view, panel);
   el.replaceChildren(root);
 
   let scale = null, natural = null, svg = null, index = new Map(), refocus = null;
