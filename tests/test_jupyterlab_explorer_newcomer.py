@@ -101,3 +101,19 @@ def test_the_copied_line_reads_whole_and_redraws_the_view(page):
     page.wait_for_timeout(500)
     assert page.evaluate(f"({TITLES})(0)") == page.evaluate(f"({TITLES})(1)"), line
 
+
+def test_a_restarted_kernel_is_said_at_once(page):
+    ex = explorer(page)
+    status = ex.locator(".jaxmagic-status")
+    page.locator(".jp-Notebook .jp-Cell").first.locator(".jp-InputPrompt").click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("0")
+    page.keyboard.press("0")
+    page.locator(".jp-Dialog button.jp-mod-accept").click()
+    said = "the kernel restarted: run the cell again to explore"
+    status.filter(has_text=said).wait_for(timeout=30_000)
+    ex.locator(".jaxmagic-view g.node[data-click]").first.click()
+    assert status.inner_text() == said       # at once, not "laying out…"
+    shot(page, "newcomer.restarted")
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
+                           state="attached", timeout=60_000)

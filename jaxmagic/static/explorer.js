@@ -302,7 +302,17 @@ function build(model, el) {
 
   // a saved widget state shown without its kernel answers no click: say so
   let waiting = null;
+  // the kernel restarted: the widget manager marks each model's comm dead (the only
+  // change of `comm_live` after a model is made), and the new kernel has no explorer
+  let restarted = false;
+  const RESTARTED = "the kernel restarted: run the cell again to explore";
+  model.on("comm_live_update", () => {
+    restarted = true;
+    clearTimeout(waiting);
+    status.textContent = RESTARTED;
+  });
   function ask(message, doing) {
+    if (restarted) { status.textContent = RESTARTED; return; }
     status.textContent = doing;
     clearTimeout(waiting);
     waiting = setTimeout(() => {
