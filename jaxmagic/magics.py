@@ -218,7 +218,7 @@ class JaxMagic(Magics):
               "'auto' (default: as deep as stays legible at cell width)")
     @argument("--expand", action="append", default=[], metavar="NAME",
               help="expand nested jaxprs whose name contains NAME, or exactly the one "
-              "=PATH names, e.g. '=model/block ×6' (repeatable)")
+              "=PATH names, e.g. '=model/block*6' (× typed as *, · as a space; repeatable)")
     @argument("--lines", action="append", default=[], metavar="NAME",
               help="expand the nested jaxprs NAME names as --expand does, their equations "
               "grouped by source line (repeatable; 'copy as magic' writes it)")
