@@ -74,7 +74,7 @@ class JaxprExplorer(anywidget.AnyWidget):
     answered = t.Int(0).tag(sync=True)     # messages answered: the page stops waiting
     picture = t.Unicode("").tag(sync=True)  # the token its static picture carries (`show`)
     moved = t.Bool(False).tag(sync=True)   # drawn in the picture's place, its output blank
-    focus = t.Unicode("").tag(sync=True)   # the group a click opened: zoomed legibly to
+    focus = t.Unicode("").tag(sync=True)   # a group a click opened: drawn legibly, in view
 
     def __init__(self, view, command: str = "%jaxpr {options}", **kwargs) -> None:
         super().__init__(picture=uuid.uuid4().hex, **kwargs)

@@ -256,12 +256,13 @@ class Exploration:
             expand = [c for c in sorted(rest) if c not in self.by_line and not any(
                 clusters[o].parent == c for o in rest)]
             depth_text = str(depth)
+        name = {c: self._name(c) for c in expand + lines + boxes}
         parts = [f"--depth {depth_text}"] + [
-            f"--{flag} {shlex.quote(self._name(c))}" for flag, cs in
+            f"--{flag} {shlex.quote(name[c])}" for flag, cs in
             (("expand", expand), ("lines", lines), ("box", boxes)) for c in cs]
         redrawn = J.opened_at(self.folded, None if depth_text == "all" else depth,
-                              [self._name(c) for c in expand + lines + boxes])
-        grouped = J.named_groups(self.folded, [self._name(c) for c in lines + boxes])
+                              [name[c] for c in expand + lines + boxes])
+        grouped = J.named_groups(self.folded, [name[c] for c in lines + boxes])
         caveats = []
         if redrawn != self.opened:
             caveats.append("opens other groups: " + ", ".join(sorted(
