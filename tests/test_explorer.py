@@ -188,12 +188,13 @@ def test_copied_magic_is_typed_as_people_type_it(ip, grad_view):
     assert line.isascii(), line
     static = ip.run_line_magic("jaxpr", "-o " + line[len("%jaxpr "):])
     assert titles(static.graph) == titles(w.exploration.graph), line
-    for typed, drawn in [("'block*4'", "'block ×4'"), ("'=model backward/block*3 backward'",
-                                                     "'=model · backward/block ×3 · backward'")]:
-        views = [ip.run_line_magic("jaxpr", f"-o --depth 0 --expand {name} "
-                                            "jax.grad(model)(params, x)") for name in (typed, drawn)]
-        assert titles(views[0].graph) == titles(views[1].graph) != titles(grad_view.configure(
-            depth=0).graph), typed
+    closed = titles(grad_view.configure(depth=0).graph)
+    for typed, drawn in [("'block*4'", "'block ×4'"),
+                         ("'=model backward/block*3 backward'",
+                          "'=model · backward/block ×3 · backward'")]:
+        views = [ip.run_line_magic("jaxpr", f"-o --depth 0 --expand {name} jax.grad(model)"
+                                   "(params, x)") for name in (typed, drawn)]
+        assert titles(views[0].graph) == titles(views[1].graph) != closed, typed
 
 
 def test_copied_magic_draws_the_first_view(ip, grad_view):
