@@ -324,7 +324,10 @@ function build(model, el) {
   function update() {
     clearTimeout(waiting);
     const caveat = model.get("caveat");
-    magic.textContent = (caveat ? "≈ " : "") + model.get("magic");
+    // wrapped at its spaces only, not after a "--" as a browser would
+    const words = ((caveat ? "≈ " : "") + model.get("magic")).split(" ");
+    magic.replaceChildren(...words.flatMap((w, i) => [i ? " " : "",
+                                                      h("span", "white-space:pre", w)]));
     magic.title = model.get("magic") + (caveat ? `\n≈ this line ${caveat}` : "");
     const took = model.get("seconds");
     status.textContent = (model.get("status") || "") +
