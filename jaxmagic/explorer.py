@@ -74,6 +74,7 @@ class JaxprExplorer(anywidget.AnyWidget):
     answered = t.Int(0).tag(sync=True)     # messages answered: the page stops waiting
     picture = t.Unicode("").tag(sync=True)  # the token its static picture carries (`show`)
     moved = t.Bool(False).tag(sync=True)   # drawn in the picture's place, its output blank
+    focus = t.Unicode("").tag(sync=True)   # a group a click opened: drawn legibly, in view
 
     def __init__(self, view, command: str = "%jaxpr {options}", **kwargs) -> None:
         super().__init__(picture=uuid.uuid4().hex, **kwargs)
@@ -118,6 +119,7 @@ class JaxprExplorer(anywidget.AnyWidget):
     def _show(self, frame) -> None:
         with self.hold_sync():
             self.svg, self.table, self.highlight = frame.svg, frame.table, frame.highlight
+            self.focus = frame.focus
             self.magic = self.command.replace("{options}", frame.options, 1)
             self.caveat, self.status, self.seconds = frame.caveat, frame.status, frame.seconds
 

@@ -149,9 +149,11 @@ def widget_frontend(shell) -> str | None:
     return None
 
 
-def _static_command(args, expr: str, cell: str | None) -> str:
+def _static_command(args, call: str, cell: str | None) -> str:
     """The `%jaxpr` line with the user's options but `--depth`/`--expand`/`--lines`/`--box`,
-    whose place `{options}` the explorer fills with the view it shows."""
+    whose place `{options}` the explorer fills with the view it shows. A cell's is the
+    line form of its final `call`, which the cell, once run, has defined everything for
+    (a call over several lines keeps the cell)."""
     given = [("--rankdir", args.rankdir if args.rankdir != "TB" else None),
              ("--group", args.group if args.group != "call" else None),
              ("--static-argnums", args.static_argnums),
@@ -159,7 +161,8 @@ def _static_command(args, expr: str, cell: str | None) -> str:
     keep = [f"{opt} {shlex.quote(value)}" for opt, value in given if value]
     keep += [flag.option for flag in overlays.flags() if getattr(args, flag.dest, False)]
     options = " ".join(["{options}"] + keep)
-    return f"%%jaxpr {options}" if cell is not None else f"%jaxpr {options} {expr.strip()}"
+    call = call.strip()
+    return f"%%jaxpr {options}\n{cell}" if "\n" in call else f"%jaxpr {options} {call}"
 
 
 class overlay_arguments(ArgDecorator):
@@ -269,7 +272,7 @@ class JaxMagic(Magics):
               "'auto' (default: as deep as stays legible at cell width)")
     @argument("--expand", action="append", default=[], metavar="NAME",
               help="expand nested jaxprs whose name contains NAME, or exactly the one "
-              "=PATH names, e.g. '=model/block ×6' (repeatable)")
+              "=PATH names, e.g. '=model/block*6' (× typed as *, · as a space; repeatable)")
     @argument("--lines", action="append", default=[], metavar="NAME",
               help="expand the nested jaxprs NAME names as --expand does, their equations "
               "grouped by source line (repeatable; 'copy as magic' writes it)")
@@ -318,7 +321,7 @@ class JaxMagic(Magics):
                         from None
             if args.output:
                 return view
-            self._show_jaxpr(view, args, expr, cell)
+            self._show_jaxpr(view, args, expr if cell is None else call.source, cell)
 
     def _jaxpr_view(self, args, call: BoundCall, depth, line: str, cell: str | None):
         """The call's view; an argument jit cannot trace is a UsageError that says how to
@@ -348,14 +351,15 @@ class JaxMagic(Magics):
                                                       else "%jaxpr", line, e.index, e.param)
             raise UsageError(f"{e.problem}.\n{fix}") from None
 
-    def _show_jaxpr(self, view, args, expr: str, cell: str | None) -> None:
-        """The explorer where the frontend runs widgets, else the format asked for."""
+    def _show_jaxpr(self, view, args, call: str, cell: str | None) -> None:
+        """The explorer where the frontend runs widgets, else the format asked for; `call`
+        is the traced call's source, which "copy as magic" writes."""
         __tracebackhide__ = True
         if args.format == "svg" and self._explorable(view):
             from .explorer import JaxprExplorer, show
 
             try:
-                explorer = JaxprExplorer(view, _static_command(args, expr, cell))
+                explorer = JaxprExplorer(view, _static_command(args, call, cell))
             except KeyboardInterrupt:    # in its first layout: the picture, drawn already
                 display(view)
                 return

@@ -150,7 +150,10 @@ def test_copied_magic_draws_the_explored_view(ip, grad_view):
 
 def test_copied_magic_opens_only_the_group_of_a_shared_name(ip, grad_view):
     """`--expand NAME` opens every group whose name holds NAME: where the explored view
-    opened one of several groups of that name, the line names it by its exact path."""
+    opened one of several groups of that name, the line names it by its exact title or
+    path."""
+    from jaxmagic.render.jaxpr import typed
+
     w = JaxprExplorer(grad_view, "%jaxpr {options} jax.grad(model)(params, x)")
     x = w.exploration
     x.by_line.clear()
@@ -159,7 +162,8 @@ def test_copied_magic_opens_only_the_group_of_a_shared_name(ip, grad_view):
     key, twin = next((k, row["title"]) for k, row in w.table.items() if row["click"] ==
                      "open" and sum(row["title"].lower() in t for t in everything) > 1)
     click(w, key)
-    assert w.caveat == "" and f"/{twin}'" in w.magic, (w.magic, w.caveat)
+    named = re.escape(typed(twin))      # by its exact title or path
+    assert w.caveat == "" and re.search(f"'=(.*/)?{named}'", w.magic), (w.magic, w.caveat)
     static = ip.run_line_magic("jaxpr", "-o " + w.magic[len("%jaxpr "):])
     assert titles(static.graph) == titles(x.graph), w.magic
     # typed by a person, the name still opens every group that holds it
@@ -168,6 +172,29 @@ def test_copied_magic_opens_only_the_group_of_a_shared_name(ip, grad_view):
     holding = lambda v: sum(twin.lower() in c.title.lower()  # noqa: E731
                             for c in v.graph.clusters.values())
     assert holding(typed) > holding(static)
+
+
+def test_copied_magic_is_typed_as_people_type_it(ip, grad_view):
+    """The copied line names groups as a person types them (`block*4`, `backward`: no
+    `×`, no `·`), by the shortest name that names each alone, and redraws the view;
+    those names, and the drawn ones, are what `--expand` and `--lines` take."""
+    w = JaxprExplorer(grad_view, "%jaxpr {options} jax.grad(model)(params, x)")
+    for title in ("block #0 · backward", "jit: _std"):
+        click(w, next(k for k, r in w.table.items() if r["click"] == "open"
+                      and r["title"] == title))
+        assert w.status == f"opened {title}"
+    line = w.magic
+    assert w.caveat == "" and "--lines 'block*4'" in line and "block #0 backward" in line
+    assert line.isascii(), line
+    static = ip.run_line_magic("jaxpr", "-o " + line[len("%jaxpr "):])
+    assert titles(static.graph) == titles(w.exploration.graph), line
+    closed = titles(grad_view.configure(depth=0).graph)
+    for typed, drawn in [("'block*4'", "'block ×4'"),
+                         ("'=model backward/block*3 backward'",
+                          "'=model · backward/block ×3 · backward'")]:
+        views = [ip.run_line_magic("jaxpr", f"-o --depth 0 --expand {name} jax.grad(model)"
+                                   "(params, x)") for name in (typed, drawn)]
+        assert titles(views[0].graph) == titles(views[1].graph) != closed, typed
 
 
 def test_copied_magic_draws_the_first_view(ip, grad_view):
@@ -274,7 +301,11 @@ def test_copy_keeps_the_other_options(ip, grad_view):
     assert args.expand == ["block ×4"] and expr == "jax.grad(model)(params, x)"
     assert _static_command(args, expr, None) == \
         "%jaxpr {options} --rankdir LR --cost jax.grad(model)(params, x)"
-    assert _static_command(args, expr, "cell") == "%%jaxpr {options} --rankdir LR --cost"
+    # a cell's: the line form of its final call, which the cell has defined once run
+    assert _static_command(args, expr, "y = x\n" + expr) == \
+        "%jaxpr {options} --rankdir LR --cost jax.grad(model)(params, x)"
+    assert _static_command(args, "f(\n  x)", "y = x\nf(\n  x)") == \
+        "%%jaxpr {options} --rankdir LR --cost\ny = x\nf(\n  x)"
     view = ip.run_line_magic("jaxpr", "-o --expand 'block ×4' jax.grad(model)(params, x)")
     assert any(c.title == "block ×4" for c in view.graph.clusters.values())
     args, expr = parse_options(magic.jaxpr, "--sharding --memory f(x)")
@@ -423,7 +454,95 @@ def test_copied_magic_draws_a_group_drawn_as_one_box_as_one_box(ip):
     view = ip.run_line_magic("jaxpr", "-o " + call)
     assert view.graph.whole, view.text()
     w = JaxprExplorer(view, "%jaxpr {options} " + call)
-    assert "--box '=" in w.magic and w.caveat == "", (w.magic, w.caveat)
+    assert "--box " in w.magic and w.caveat == "", (w.magic, w.caveat)
     static = ip.run_line_magic("jaxpr", "-o " + w.magic[len("%jaxpr "):])
     assert static.graph.whole == view.graph.whole
     assert titles(static.graph) == titles(view.graph), w.magic
+
+
+def test_opening_a_group_just_closed_gives_back_what_was_inside(grad_view):
+    """Closing an open series and opening it again draws it as it was (its equations
+    grouped by line, the groups inside it open), not as its first level."""
+    w = JaxprExplorer(grad_view)
+    x = w.exploration
+    inner = next(k for k, r in w.table.items() if r["click"] == "open" and "_std" in r["title"])
+    click(w, inner)                         # a group inside the series, opened by a click
+    shown = titles(x.graph)
+    series = next(c for c in x.opened if "×" in x.folded.clusters[c].title
+                  and x.folded.clusters[c].level == 1 and c in x.by_line)
+    name = x.folded.clusters[series].title
+    click(w, f"cluster_{series}")
+    assert titles(x.graph) != shown and w.status == f"closed {name}"
+    click(w, next(k for k, r in w.table.items() if r["click"] == "open" and r["title"] == name))
+    assert w.status == f"opened {name}"
+    assert titles(x.graph) == shown
+
+
+def test_an_opened_group_keeps_its_text_legible(grad_view):
+    """A group whose equations one by one would draw text under 8 px at cell width (a
+    block's backward pass) opens one level: its equations grouped by line, each line
+    opened by a click."""
+    from jaxmagic.render import fit
+    from jaxmagic.render.jaxpr import _text_px
+
+    w = JaxprExplorer(grad_view)
+    x = w.exploration
+    key = next(k for k, r in w.table.items() if r["click"] == "open"
+               and re.fullmatch(r"block #0 · backward", r["title"]))
+    group = x.graph.nodes[int(key[1:])].group
+    whole = x.view.view_of(x.opened | {group}, frozenset(x.by_line) - x.boxed, x.boxed)
+    assert _text_px(x.view.layout_of(x.view.dot(whole)).svg) < fit.MIN_TEXT_PX
+    click(w, key)
+    assert w.status == "opened block #0 · backward" and group in x.by_line
+    assert w.focus == f"cluster_{group}"      # the page zooms to it and scrolls to it
+    assert _text_px(w.svg.encode()) >= fit.MIN_TEXT_PX
+    lines = [k for k, r in w.table.items() if r["click"] == "lines"
+             and x.graph.nodes[int(k[1:])].cluster == group]
+    assert lines
+    click(w, lines[0])
+    assert w.status.startswith("opened ")
+
+
+@pytest.mark.slow
+def test_copied_magic_of_a_cell_redraws_its_view_in_a_kernel(tmp_path):
+    """A real kernel of a notebook session: a `%%jaxpr` cell's explorer, a group opened,
+    copies a `%jaxpr` line of the cell's final call; pasted into a cell of its own it
+    draws the same view."""
+    import os
+    from pathlib import Path
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    root = Path(__file__).parents[1]
+    env = dict(os.environ, JPY_SESSION_NAME=str(tmp_path / "x.ipynb"),
+               PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    setup = ("%load_ext jaxmagic\nimport sys\nsys.path.insert(0, " + repr(str(root / "benchmarks"))
+             + ")\nimport jax, transformer\nparams, x = transformer.make(4, d=16, t=8)\n"
+             "from collections import Counter\nfrom ipywidgets.widgets.widget import _instances\n"
+             "drawn = lambda i: Counter((n.kind, n.title) for n in "
+             "_instances[i].exploration.graph.nodes.values())")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in (
+        setup, "%%jaxpr\nstep = jax.grad(transformer.model)\nstep(params, x)")])
+    client = NotebookClient(nb, timeout=120, kernel_name="python3")
+
+    def run(source):
+        nb.cells.append(nbformat.v4.new_code_cell(source))
+        client.execute_cell(nb.cells[-1], len(nb.cells) - 1)
+        return nb.cells[-1].outputs
+
+    def explorer(outputs):
+        return next(o["data"][WIDGET]["model_id"] for o in outputs if WIDGET in o.get("data", {}))
+
+    with client.setup_kernel(env=env):
+        for i, cell in enumerate(nb.cells):
+            client.execute_cell(cell, i)
+        first = explorer(nb.cells[1].outputs)
+        [out] = run(f"w = _instances[{first!r}]\nkey = next(k for k, r in w.table.items() "
+                    "if r['title'] == 'block #0 · backward')\n"
+                    "w._on_message(w, {'type': 'toggle', 'key': key}, [])\nprint(w.magic)")
+        line = out["text"].strip()
+        assert line.startswith("%jaxpr --depth ") and line.endswith(" step(params, x)"), line
+        again = explorer(run(line))
+        [same] = run(f"print(drawn({first!r}) == drawn({again!r}), len(drawn({first!r})))")
+    assert same["text"].split()[0] == "True", (line, same["text"])

@@ -208,7 +208,7 @@ def test_every_text_reads(lab, lab_browser, theme):  # noqa: F811
         found = ex.evaluate(CONTRAST_JS)
         shot(page, f"contrast-{theme}")
         whats = " | ".join(f["what"] for f in found)
-        for part in ("jaxmagic-magic", "placeholder", "jnp.sum(x ** 2)", "copy as magic",
+        for part in ("jaxmagic-magic", "placeholder", "jnp.sum(x ** 2)", "jaxmagic-copy: copy",
                      "jaxmagic-status"):
             assert part in whats, (part, whats)
         poor = [f for f in found if f["ratio"] < 4.5]

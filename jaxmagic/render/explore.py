@@ -18,6 +18,7 @@ from typing import Callable
 from ..core import graph as G
 from ..core import views as V
 from ..core.errors import is_cell
+from . import fit
 from . import jaxpr as J
 
 SEARCH_OPENS = 20      # matches whose groups a search opens; the rest are only counted
@@ -47,6 +48,7 @@ class Frame:
     status: str            # what the last action did, or why it did nothing
     highlight: list[str] = field(default_factory=list)
     seconds: float = 0.0   # the layout's time
+    focus: str = ""        # the SVG title of the group a click just opened
 
 
 class Exploration:
@@ -76,6 +78,11 @@ class Exploration:
         # what the last search opened (groups, line groups shown as equations): the next
         # search, an empty one included, closes them again
         self.searched: tuple[set[int], set[int]] = (set(), set())
+        # a closed group → what was open and grouped by line inside it: opening it again
+        # gives that back, not its first level
+        self.shut: dict[int, tuple[set[int], set[int]]] = {}
+        # the group the last click opened: the page draws it legibly and scrolls to it
+        self.focus: int | None = None
         self.graph = self._graph()
 
     # ---- what a click or a search changes --------------------------------------------
@@ -83,6 +90,7 @@ class Exploration:
     def toggle(self, key: str) -> str:
         """Open the call a node stands for, show a line group's equations, or close an
         open group (`key` is the node's or cluster's title in the SVG)."""
+        self.focus = None
         m = re.fullmatch(r"(n|cluster_)(\d+)", key or "")
         if not m:
             return f"nothing to open at {key!r}"
@@ -90,22 +98,32 @@ class Exploration:
         if m.group(1) == "cluster_":
             if i not in self.opened:
                 return "that group is not open"
-            self.opened -= {i} | self._inside(i)
-            self.by_line -= {i} | self._inside(i)
+            inside = {i} | self._inside(i)
+            self.shut[i] = (self.opened & inside, self.by_line & inside)
+            self.opened -= inside
+            self.by_line -= inside
             self.graph = self._graph()
             return f"closed {self.folded.clusters[i].title}"
         node = self.graph.nodes.get(i)
         if node is None:
             return "that node is not in the picture"
         if node.kind == "call" and node.group is not None:
-            return self._open({node.group}, node.title)
-        if node.kind == "group" and node.cluster in self.by_line:
-            return self._open(set(), node.title, lines_of={node.cluster})
-        return f"{node.title} has nothing inside to open"
+            group = node.group
+            opened, grouped = self.shut.get(group, ({group}, set()))
+            said = self._open(opened, node.title, grouped=grouped,
+                              legible=group not in self.shut)
+        elif node.kind == "group" and node.cluster in self.by_line:
+            group = node.cluster
+            said = self._open(set(), node.title, lines_of={group})
+        else:
+            return f"{node.title} has nothing inside to open"
+        self.focus = group if group in self.graph.clusters else None
+        return said
 
     def reset(self) -> str:
         """Back to the first view: its open groups, nothing searched."""
         self.opened, self.by_line = set(self.first[0]), set(self.first[1])
+        self.focus = None
         self.highlight, self.found = set(), set()
         self.searched = (set(), set())
         self.graph = self._graph()
@@ -116,6 +134,7 @@ class Exploration:
         and open the groups holding the first matches, closing those the previous search
         opened (an empty query only closes them)."""
         query = (query or "").strip()
+        self.focus = None
         self.highlight, self.found = set(), set()
         opened, lines = self.searched
         self.searched = (set(), set())
@@ -151,17 +170,25 @@ class Exploration:
         return said
 
     def _open(self, clusters: set[int], what: str, lines_of: set[int] = frozenset(),
-              quiet: bool = False) -> str:
-        """Open `clusters` (and show the equations of the line groups in `lines_of`);
-        a cluster too big to draw opens with its equations grouped by line, and a change
-        past the node budget is refused with a note."""
+              quiet: bool = False, grouped: set[int] = frozenset(),
+              legible: bool = False) -> str:
+        """Open `clusters` (those in `grouped` with their equations grouped by line, and
+        the equations of the line groups in `lines_of` shown). A cluster too big to draw,
+        or (`legible`) whose equations one by one would shrink the text below 8 px at
+        cell width, opens one level: its equations grouped by line, each line opened by a
+        click. A change past the node budget is refused with a note."""
         before = (set(self.opened), set(self.by_line))
         self.opened |= clusters
-        self.by_line -= set(lines_of)
+        self.by_line = (self.by_line | grouped) - set(lines_of)
         g = self._graph()
-        if len(g.nodes) > self.view.max_nodes and clusters:
+        if clusters and (len(g.nodes) > self.view.max_nodes or legible and
+                         self._text_px(g) < fit.MIN_TEXT_PX):
             self.by_line |= clusters
-            g = self._graph()
+            lined = self._graph()
+            if len(lined.nodes) < len(g.nodes):
+                g = lined
+            else:
+                self.by_line -= clusters - before[1]
         if len(g.nodes) > self.view.max_nodes:
             self.opened, self.by_line = before
             self.graph = self._graph()
@@ -169,6 +196,10 @@ class Exploration:
                     "close a group first")
         self.graph = g
         return what if quiet else f"opened {what}"
+
+    def _text_px(self, g: G.Graph) -> float:
+        """`g`'s smallest text at cell width, laid out (the layout `frame` reuses)."""
+        return J._text_px(self.view.layout_of(self.view.dot(g)).svg)
 
     def _inside(self, cluster: int) -> set[int]:
         return {c for c in self.folded.clusters
@@ -225,13 +256,13 @@ class Exploration:
             expand = [c for c in sorted(rest) if c not in self.by_line and not any(
                 clusters[o].parent == c for o in rest)]
             depth_text = str(depth)
-        path = lambda c: "=" + J.group_path(self.folded, c)  # noqa: E731
+        name = {c: self._name(c) for c in expand + lines + boxes}
         parts = [f"--depth {depth_text}"] + [
-            f"--{flag} {shlex.quote(path(c))}" for flag, cs in
+            f"--{flag} {shlex.quote(name[c])}" for flag, cs in
             (("expand", expand), ("lines", lines), ("box", boxes)) for c in cs]
         redrawn = J.opened_at(self.folded, None if depth_text == "all" else depth,
-                              [path(c) for c in expand + lines + boxes])
-        grouped = J.named_groups(self.folded, [path(c) for c in lines + boxes])
+                              [name[c] for c in expand + lines + boxes])
+        grouped = J.named_groups(self.folded, [name[c] for c in lines + boxes])
         caveats = []
         if redrawn != self.opened:
             caveats.append("opens other groups: " + ", ".join(sorted(
@@ -240,6 +271,14 @@ class Exploration:
             caveats.append("groups other equations by line: " + ", ".join(sorted(
                 {clusters[c].title for c in grouped ^ (self.by_line & self.opened)})))
         return " ".join(parts), "; ".join(caveats)
+
+    def _name(self, c: int) -> str:
+        """The shortest name a person can type that names group `c` alone: its title
+        (`layer*15`), `=` its title, or `=` its path (`=model/layer*15/attention`)."""
+        title = J.typed(self.folded.clusters[c].title)
+        path = "=" + J.typed(J.group_path(self.folded, c))
+        return next((n for n in (title, "=" + title) if J.named_groups(self.folded, [n])
+                     == {c}), path)
 
     # ---- a frame for the page --------------------------------------------------------
 
@@ -255,8 +294,8 @@ class Exploration:
               if self.highlight.intersection(n.eqns) or n.title in self.found]
         table = hover_table(g, self.folded, self.by_line, self.view.marks(g),
                             self.view.hover_lines(g), self.place)
-        return Frame(svg.decode(), table, magic, caveat,
-                     status, hl, seconds)
+        focus = f"cluster_{self.focus}" if self.focus is not None else ""
+        return Frame(svg.decode(), table, magic, caveat, status, hl, seconds, focus)
 
 
 def _matches(g: G.Graph, query: str, place: Place = file_name) \

@@ -12,6 +12,7 @@ is text plus DOT source.
 """
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from functools import cached_property
@@ -71,18 +72,26 @@ def group_path(g: G.Graph, cluster: int) -> str:
     return "/".join(g.clusters[c].title for c in V.ancestors(g, cluster))
 
 
+def typed(name: str) -> str:
+    """A group's name as people type it, which `--expand`/`--lines`/`--box` match:
+    `layer*15 backward` for `layer ×15 · backward`."""
+    return re.sub(r"\s*×\s*", "*", re.sub(r"\s*·\s*", " ", name)).strip()
+
+
 def named_groups(g: G.Graph, names: Iterable[str]) -> set[int]:
     """The groups `--expand`/`--lines` NAMEs name: `=PATH` the group of that path (or,
     without a `/`, every group of exactly that title); a bare NAME every group whose
-    title contains it, ignoring case (for people typing)."""
+    title contains it, ignoring case (for people typing). Either in its `typed` form
+    or as drawn."""
     found: set[int] = set()
-    for name in names:
+    for name in map(typed, names):
         if name.startswith("="):
             exact = name[1:]
             found |= {c.id for c in g.clusters.values()
-                      if group_path(g, c.id) == exact or c.title == exact}
+                      if typed(group_path(g, c.id)) == exact or typed(c.title) == exact}
         else:
-            found |= {c.id for c in g.clusters.values() if name.lower() in c.title.lower()}
+            found |= {c.id for c in g.clusters.values()
+                      if name.lower() in typed(c.title).lower()}
     return found
 
 

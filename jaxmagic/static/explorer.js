@@ -6,6 +6,7 @@
 
 const INK = "#0f172a", MUTED = "#475569", LINE = "#cbd5e1", PANEL = "#ffffff";
 const MARK = "#dc2626", ACCENT = "#1d4ed8";
+const LEGIBLE_PX = 8;
 
 function h(tag, style, text) {
   const e = document.createElement(tag);
@@ -190,15 +191,19 @@ function build(model, el) {
     return b;
   };
   const out = button("−", "zoom out"), fit = button("fit", "fit the width"),
-        zin = button("+", "zoom in"), copy = button("copy as magic",
+        zin = button("+", "zoom in"), copy = button("copy",
           "copy the %jaxpr line that draws this view statically"),
         reset = button("reset", "back to the first view: its groups, nothing searched");
   copy.className = "jaxmagic-copy";
   reset.className = "jaxmagic-reset";
-  const magic = h("code", `font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11px;` +
-    `color:${MUTED};background:${PANEL};padding:0;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;max-width:480px`);
+  bar.append(search, out, fit, zin, reset);
+  // the whole line, wrapped where it is long, to read or select, beside its copy button
+  const line = h("div", "display:flex;gap:6px;align-items:baseline;margin-bottom:4px");
+  const magic = h("code", "font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11px;" +
+    `color:${INK};background:${PANEL};padding:0;white-space:pre-wrap;overflow-wrap:break-word;` +
+    "flex:1 1 auto;min-width:0");
   magic.className = "jaxmagic-magic";
-  bar.append(search, out, fit, zin, reset, copy, magic);
+  line.append(copy, magic);
   const status = h("div", `color:${MUTED};min-height:1.4em`);
   status.className = "jaxmagic-status";
   status.setAttribute("role", "status");        // read out as it changes
@@ -212,7 +217,7 @@ function build(model, el) {
     `padding:6px 8px;background:#ffffff;border:1px solid ${MUTED};border-radius:4px;` +
     "box-shadow:0 2px 8px rgba(0,0,0,.2);pointer-events:none");
   panel.className = "jaxmagic-details";
-  root.append(bar, status, view, panel);
+  root.append(bar, line, status, view, panel);
   el.replaceChildren(root);
 
   let scale = null, natural = null, svg = null, index = new Map(), refocus = null;
@@ -238,6 +243,19 @@ function build(model, el) {
   let zoomed = false;
   const watch = new ResizeObserver(() => { if (!zoomed && view.clientWidth) fitWidth(); });
   watch.observe(view);
+  // the group a click opened (`focus`): its text kept legible (≥ 8 px, the picture's own
+  // rule), zoomed in past the width where it must be, and scrolled to within the view,
+  // not the notebook
+  function showOpened(g) {
+    const sizes = [...svg.querySelectorAll("text[font-size]")].map(
+      (t) => parseFloat(t.getAttribute("font-size"))).filter((v) => v > 0);
+    const box = svg.viewBox.baseVal, px = box && box.width ? natural.w / box.width : 4 / 3;
+    const legible = sizes.length ? Math.min(1, LEGIBLE_PX / (Math.min(...sizes) * px)) : 0;
+    if (legible > scale) { scale = legible; zoomed = true; size(); }
+    const r = g.getBoundingClientRect(), v = view.getBoundingClientRect();
+    view.scrollLeft += r.left - v.left - Math.max(8, (v.width - r.width) / 2);
+    view.scrollTop += r.top - v.top - 8;
+  }
 
   function draw() {
     const fresh = parseSvg(model.get("svg") || "");
@@ -271,6 +289,8 @@ function build(model, el) {
     }
     view.append(svg);
     if (scale === null || !zoomed) fitWidth(); else size();
+    const opened = index.get(model.get("focus") || "");
+    if (opened) showOpened(opened);
     if (refocus) {            // the keyboard's place, kept across the new picture
       const again = index.get(refocus);
       (again && again.dataset.click ? again : view).focus({ preventScroll: !again });
@@ -282,7 +302,17 @@ function build(model, el) {
 
   // a saved widget state shown without its kernel answers no click: say so
   let waiting = null;
+  // the kernel restarted: the widget manager marks each model's comm dead (the only
+  // change of `comm_live` after a model is made), and the new kernel has no explorer
+  let restarted = false;
+  const RESTARTED = "the kernel restarted: run the cell again to explore";
+  model.on("comm_live_update", () => {
+    restarted = true;
+    clearTimeout(waiting);
+    status.textContent = RESTARTED;
+  });
   function ask(message, doing) {
+    if (restarted) { status.textContent = RESTARTED; return; }
     status.textContent = doing;
     clearTimeout(waiting);
     waiting = setTimeout(() => {
@@ -294,7 +324,10 @@ function build(model, el) {
   function update() {
     clearTimeout(waiting);
     const caveat = model.get("caveat");
-    magic.textContent = (caveat ? "≈ " : "") + model.get("magic");
+    // wrapped at its spaces only, not after a "--" as a browser would
+    const words = ((caveat ? "≈ " : "") + model.get("magic")).split(" ");
+    magic.replaceChildren(...words.flatMap((w, i) => [i ? " " : "",
+                                                      h("span", "white-space:pre", w)]));
     magic.title = model.get("magic") + (caveat ? `\n≈ this line ${caveat}` : "");
     const took = model.get("seconds");
     status.textContent = (model.get("status") || "") +
