@@ -5,12 +5,15 @@ Each test quotes the sentence it checks, so a sentence reworded without its test
 here, and reads the claim from the output: the call tree from the text view (the same
 graph as the picture: one line per node, `┌ NAME` an open group, `vN call NAME [...]` a
 closed one), numbers from the tables and prints."""
+import base64
 import html
 import re
 from dataclasses import dataclass, field
 
 import pytest
-from notebook_support import EXAMPLES
+from notebook_support import EXAMPLES, ROOT, execute, jaxmagic_outputs
+
+from jaxmagic.render.dot import BACKWARD_OP
 
 pytestmark = pytest.mark.slow
 
@@ -269,3 +272,56 @@ def test_saved_activations_fold_across_the_layers(executed_notebooks):
     assert ["f32[256,256]", "×8", "reduce_max", "block:3"] in rows, rows
     alike = [(shape, what, where) for shape, _, what, where in rows]
     assert len(set(alike)) == len(alike), rows
+
+
+README = ROOT / "README.md"
+
+
+def section(text: str, heading: str) -> str:
+    return text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_readme_leads_with_what_it_is_a_picture_install_a_first_cell_the_magics():
+    text = README.read_text()
+    order = [text.index(mark) for mark in ("![", "\n## Install\n", "\n## A first cell\n",
+                                           "\n## The magics\n", "\n## In detail\n")]
+    assert order == sorted(order), order
+    picture = ROOT / re.search(r"!\[[^\]]*\]\(([^)]+\.png)\)", text)[1]
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    install = section(text, "Install")
+    assert re.search(r"^pip install /path/to/jaxmagic ", install, re.M)
+    assert "pip install -e /path/to/jaxmagic" in install
+    for command in ("demo", "test"):
+        assert re.search(rf"^make {command} +# \S", text, re.M), f"make {command}"
+
+
+def test_the_readmes_first_cell_draws_what_it_says(tmp_path):
+    import nbformat
+
+    first = section(README.read_text(), "A first cell")
+    code = first.split("```python\n", 1)[1].split("```", 1)[0]
+    assert len(code.splitlines()) <= 5, code
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+    path = tmp_path / "first.ipynb"
+    nbformat.write(nb, path)
+    ran, _ = execute(path, tmp_path, allow_errors=False)
+    [out] = jaxmagic_outputs(ran)
+    assert out.is_picture
+    assert "a box per equation, the backward pass's shaded, edges labelled with shapes, " \
+        "inputs named by their source text (`jnp.ones((4, 3))`)" in " ".join(first.split())
+    text = out.data["text/plain"]
+    assert re.search(r"^v\d+ input +jnp\.ones\(\(4, 3\)\) \[f32\[4,3\]\]", text, re.M), text
+    uri = re.search(r'src="data:image/svg\+xml;base64,([^"]+)"', out.html)[1]
+    svg = base64.b64decode(uri).decode()
+    fills = re.findall(r'<polygon fill="([^"]+)"', svg)
+    shaded, boxes = fills.count(BACKWARD_OP[0]), len(re.findall(r"(?m)^v\d+ op ", text))
+    assert 0 < shaded < boxes, (shaded, boxes)
+
+
+def test_the_readmes_picture_is_the_nnx_step_its_caption_describes(graphs):
+    first = re.search(r"!\[[^\]]*\]\(([^)]+)\)", README.read_text())[1]
+    assert first == "docs/gallery/09_model_graphs-04-jaxpr-light.png", first
+    assert graphs.cell("%jaxpr train_step(model, optimizer, x, y)").execution_count == 3
+    tree = call_tree(graphs.view("%jaxpr train_step(model, optimizer, x, y)"))
+    assert tree["loss_fn"]["MLP"]["Linear #0"].open
+    assert tree[backward_of("loss_fn")].open and not tree["optimizer.update"].open
