@@ -325,3 +325,11 @@ def test_the_readmes_picture_is_the_nnx_step_its_caption_describes(graphs):
     tree = call_tree(graphs.view("%jaxpr train_step(model, optimizer, x, y)"))
     assert tree["loss_fn"]["MLP"]["Linear #0"].open
     assert tree[backward_of("loss_fn")].open and not tree["optimizer.update"].open
+
+
+def test_the_readme_counts_jaxchecks_rules_and_families_as_the_catalogue_holds_them():
+    from jaxmagic.core.checks.model import FAMILIES, RULES
+
+    words = {6: "six", 7: "seven", 8: "eight", 9: "nine"}
+    claim = f"{len(RULES)} rules with stable ids in {words[len(FAMILIES)]} families"
+    assert claim in README.read_text()
