@@ -333,3 +333,47 @@ def test_the_readme_counts_jaxchecks_rules_and_families_as_the_catalogue_holds_t
     words = {6: "six", 7: "seven", 8: "eight", 9: "nine"}
     claim = f"{len(RULES)} rules with stable ids in {words[len(FAMILIES)]} families"
     assert claim in README.read_text()
+
+
+@pytest.fixture(scope="module")
+def models(executed_notebooks):
+    return Notebook(executed_notebooks, "08_real_models")
+
+
+def test_the_real_nnx_step_opens_its_model_and_leaves_adam_closed(models):
+    models.says("A whole train step is about 130 equations (forward, backward, Adam), drawn "
+                "at the default settings, grouped by call: the path to the model opens "
+                "(`loss_fn` › `MLP` › `Linear #0`, with `Dropout` one box), the backward "
+                "pass mirrors it, and Adam's update stays one closed box "
+                "(`optimizer.update`). The arguments go in as one record; the model and the "
+                "optimizer come out as one record each, their leaves marked *updated*.")
+    text = models.view("%jaxpr train_step(model, optimizer, x, y)")
+    assert 120 <= equations(text) <= 140, text.splitlines()[0]
+    tree = call_tree(text)
+    mlp = tree["loss_fn"]["MLP"]
+    assert mlp["Linear #0"].open and not mlp["Dropout"].open
+    assert not tree["optimizer.update"].open
+    # relu's derivative is a select_n in MLP · backward, not a group of its own
+    forward = [n for n in named(mlp) if n != "custom_jvp: relu"]
+    back = named(tree[backward_of("loss_fn")][backward_of("MLP")])
+    assert back == [backward_of(n) for n in reversed(forward)], (forward, back)
+    lines = text.splitlines()
+    assert [line.split()[2] for line in lines if re.match(r"v\d+ input", line)] == ["arguments"]
+    for obj in ("model", "optimizer"):
+        out = next(line for line in lines if re.match(rf"v\d+ output +{obj} · ", line))
+        leaves = out.split(" [", 1)[1].split("; ")
+        assert all("(update" in leaf for leaf in leaves if not leaf.startswith("+")), out
+
+
+def test_an_optax_update_names_its_inputs_and_results_and_folds_the_leaves(models):
+    models.says("The inputs are named by their arguments (`grads`, `opt_state`, `params`) and "
+                "the results by where they sit in what `update` returns (`[1][0].mu.w`, the "
+                "new first moment of `w`); Adam's update of the two parameters is drawn once, "
+                "marked `×2 leaves`.")
+    text = models.view("%jaxpr tx.update(grads, opt_state, params)")
+    args = next(line for line in text.splitlines() if re.match(r"v\d+ input", line))
+    assert re.findall(r"(\w+) · \d+ leaves", args) == ["grads", "opt_state", "params"], args
+    out = next(line for line in text.splitlines() if re.match(r"v\d+ output", line))
+    assert "[1][0].mu.w f32[4,1]" in out, out
+    ops = [line for line in text.splitlines() if re.match(r" *v\d+ op ", line)]
+    assert sum("×2 leaves" in line for line in ops) >= 5, ops
