@@ -377,3 +377,12 @@ def test_an_optax_update_names_its_inputs_and_results_and_folds_the_leaves(model
     assert "[1][0].mu.w f32[4,1]" in out, out
     ops = [line for line in text.splitlines() if re.match(r" *v\d+ op ", line)]
     assert sum("×2 leaves" in line for line in ops) >= 5, ops
+
+
+def test_an_indexed_update_is_one_scatter(executed_notebooks):
+    nb = Notebook(executed_notebooks, "06_how_to_think")
+    nb.says("The graph shows what it is: one `scatter` equation, beside the two that make its "
+            "index and its value.")
+    text = nb.view("%jaxpr x.at[0].set(10)")
+    prims = [line.split()[2] for line in text.splitlines() if re.match(r"v\d+ op ", line)]
+    assert prims.count("scatter") == 1 and len(prims) == 3, prims
