@@ -386,3 +386,18 @@ def test_an_indexed_update_is_one_scatter(executed_notebooks):
     text = nb.view("%jaxpr x.at[0].set(10)")
     prims = [line.split()[2] for line in text.splitlines() if re.match(r"v\d+ op ", line)]
     assert prims.count("scatter") == 1 and len(prims) == 3, prims
+
+
+def test_the_profiled_layers_fold_and_the_first_backward_is_drawn_apart(executed_notebooks):
+    nb = Notebook(executed_notebooks, "10_profile")
+    nb.says("`block ×16` is the 16 forward calls drawn once and carries the time of all 16, "
+            "the backward pass is a group of its own (`block ×15 · backward`: the first "
+            "layer's backward computes no gradient for its input, so it differs and is "
+            "drawn apart).")
+    tree = call_tree(nb.view("%jaxpr --profile jax.grad(model)(params, x)"))
+    assert tree["block ×16"].open and tree[backward_of("block ×15")].open
+    assert backward_of("block #0") in named(tree)
+    groups = nb.printed("view = %jaxpr --profile -o").split("costliest groups:")[1]
+    rows = {m[1]: int(m[2]) for m in re.finditer(r"^ +\S+ +[\d.]+ \S+ +(.+?) +(\d+)$",
+                                                 groups.split("\n\n")[0], re.M)}
+    assert rows["block ×16"] % 16 == 0 and rows[backward_of("block ×15")] % 15 == 0, rows
