@@ -401,3 +401,48 @@ def test_the_profiled_layers_fold_and_the_first_backward_is_drawn_apart(executed
     rows = {m[1]: int(m[2]) for m in re.finditer(r"^ +\S+ +[\d.]+ \S+ +(.+?) +(\d+)$",
                                                  groups.split("\n\n")[0], re.M)}
     assert rows["block ×16"] % 16 == 0 and rows[backward_of("block ×15")] % 15 == 0, rows
+
+
+def line_of(code: str, snippet: str) -> int:
+    return next(i for i, line in enumerate(code.splitlines(), 1) if snippet in line)
+
+
+def test_each_collective_sits_at_the_line_that_causes_it(executed_notebooks):
+    nb = Notebook(executed_notebooks, "11_sharding")
+    code = nb.cell("def mlp(x, w1, w2):").source
+    first, second = line_of(code, "x @ w1"), line_of(code, "h @ w2")
+
+    nb.says("The second matmul contracts over the `model`-sharded hidden layer, so each "
+            "device holds a partial sum: the all-reduce over `model` sits at that line.")
+    rows = re.findall(r"^  (all-\S+(?: of \w+)?) +(\S+) +([\d.]+ \w+) +mlp:(\d+) ",
+                      nb.view("%jaxpr --sharding mlp(x, w1, w2)"), re.M)
+    assert rows == [("all-reduce", "model", "256 KiB", str(second))], rows
+
+    nb.says("each weight's gradient is summed over `data`. XLA combines the two all-reduces "
+            "into one instruction; the table splits it back into one row per weight, each "
+            "at its own matmul.")
+    grad = nb.view("jax.grad(loss, argnums=(1, 2))(x, w1, w2)")
+    rows = re.findall(r"^  (all-\S+) +(\S+) +[\d.]+ \w+ +mlp:(\d+) ", grad, re.M)
+    assert sorted(rows) == [("all-reduce", "data", str(first)),
+                            ("all-reduce", "data", str(second))], rows
+    assert "combines 2 operands into one collective" in grad
+
+    nb.says("so the partitioner gathers all 2 MiB of it at its first use, on every call")
+    bad = nb.view("%jaxpr --sharding mlp(x, w1_bad, w2)")
+    assert re.search(rf"^  all-gather of w1_bad +data,model +2 MiB +mlp:{first} ", bad, re.M)
+
+
+def test_a_transpose_moves_nothing_and_a_constraint_reshards_at_sin(executed_notebooks):
+    nb = Notebook(executed_notebooks, "11_sharding")
+    nb.says("`jnp.sin(x).T` needs no communication: the transpose swaps the axes' places.")
+    assert "no collectives" in nb.view("(lambda x: jnp.sin(x).T)(xe)")
+
+    nb.says("the reshard of the argument (an all-gather and an all-to-all) happens there, at "
+            "`sin`'s line: the edge from `xa` into `sin` is red and dashed, "
+            "`P('X', 'Y') → P('Y', None)`.")
+    sin = line_of(nb.cell("def constrained(x):").source, "jnp.sin(x)")
+    text = nb.view("%jaxpr --sharding constrained(xa)")
+    kinds = re.findall(rf"^  (all-gather of xa|all-to-all) .* constrained:{sin} ", text, re.M)
+    assert sorted(kinds) == ["all-gather of xa", "all-to-all"], text
+    assert re.search(rf"v\d+ op +sin .*\(P\('X', 'Y'\) → P\('Y', None\)\) +@ constrained:{sin}$",
+                     text, re.M), text
