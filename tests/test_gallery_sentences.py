@@ -446,3 +446,11 @@ def test_a_transpose_moves_nothing_and_a_constraint_reshards_at_sin(executed_not
     assert sorted(kinds) == ["all-gather of xa", "all-to-all"], text
     assert re.search(rf"v\d+ op +sin .*\(P\('X', 'Y'\) → P\('Y', None\)\) +@ constrained:{sin}$",
                      text, re.M), text
+
+
+def test_the_readmes_sharding_table_is_what_the_notebook_prints(executed_notebooks):
+    nb = Notebook(executed_notebooks, "11_sharding")
+    block = README.read_text().split("```\ncollectives of mlp:", 1)[1].split("```", 1)[0]
+    shown = nb.view("%jaxpr --sharding mlp(x, w1, w2)").splitlines()
+    for line in ("collectives of mlp:" + block).strip().splitlines():
+        assert line in shown, line
