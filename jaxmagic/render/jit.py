@@ -63,6 +63,8 @@ class JitComparison(JitMeasurement):
     costliest: list = []
 
     def __repr__(self) -> str:
+        if self.verdict:
+            return f"<JitComparison {self.name}: {self.verdict}>"
         parts = [f"eager {fmt_time(self.eager_s)}" if self.eager_s is not None else None,
                  f"jit {fmt_time(self.jit_s)}" if self.jit_s is not None else None,
                  f"{self.speedup:.3g}x" if self.speedup else None,
@@ -89,6 +91,8 @@ class JitComparison(JitMeasurement):
     def _results_line(self) -> str:
         if self.results_match is None:
             return "not compared (--no-eager)" if self.eager_first_s is None else "—"
+        if not self.leaves:
+            return "nothing to compare: the call returns no array"
         tol = ", ".join(sorted({f"{d.dtype} rtol {d.rtol:.0e}" for d in self.leaves
                                 if d.rtol}))
         what = "match" if self.results_match else "DIFFER"
@@ -139,6 +143,9 @@ class JitComparison(JitMeasurement):
 
     def _rows(self) -> list[tuple[str, str, str]]:
         """(label, value, tone) — tone in '', 'ok', 'bad', 'warn', 'muted'."""
+        if self.verdict:           # nothing was timed: why, in place of every figure
+            return [("jit", self.verdict, "bad" if self.verdict.startswith("jax.jit cannot")
+                     else "warn")]
         rows = []
         if self.eager_s is not None or self.eager_first_s is not None:
             val = (f"{fmt_time(self.eager_s)} ± {fmt_time(self.eager_spread_s)} per call "
@@ -174,6 +181,8 @@ class JitComparison(JitMeasurement):
 
     def _notes(self) -> list[tuple[str, str]]:
         """(kind, text) notes below the table."""
+        if self.verdict:     # nothing was timed: only what was held static, and such
+            return [("muted", n) for n in self.notes]
         out = []
         if self.interrupted:
             out.append(("warn", f"interrupted (Ctrl-C) during {self.interrupted}: the "
