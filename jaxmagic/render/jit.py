@@ -258,6 +258,8 @@ class JitComparison(JitMeasurement):
     # ---- HTML --------------------------------------------------------------------------
 
     def _bars(self) -> list[tuple[str, float, str]]:
+        if self.verdict:          # a program that is not the call's: no figure of it
+            return []
         bars = []
         if self.eager_s is not None:
             bars.append(("eager, per call", self.eager_s, EAGER_COLOUR))
