@@ -32,6 +32,9 @@ def logs(x):
 
 def npsin(x):
     return np.sin(np.asarray(x))
+
+def foreign(x):
+    return jax.ffi.ffi_call("no_such_target", jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
 '''
 
 CELLS = {
@@ -43,6 +46,7 @@ CELLS = {
     "as_text": "%jit_compare --budget 0.2 as_text(x)",
     "logs": "%jit_compare -n 1 -r 1 logs(x)",
     "npsin": "%jit_compare --budget 0.2 npsin(x)",
+    "foreign": "%jit_compare --budget 0.2 foreign(x)",
     "jaxpr shout": "%jaxpr shout(1)",
     "jaxpr ident": "%jaxpr ident(x)",
     "jaxpr const": "%jaxpr const(x)",
@@ -125,6 +129,12 @@ def test_a_jit_that_raises_at_trace_time_shows_jaxs_error_and_no_frame_of_ours(
     assert [e["ename"] for e in errors] == ["TracerArrayConversionError"]
     assert not any("jaxmagic" in line for line in errors[0]["traceback"])
     assert not any("faster" in d["text/plain"] for d in _shown(outputs))
+
+
+def test_a_program_xla_cannot_compile_is_judged_in_its_words(kernel_outputs):
+    text = _verdict(kernel_outputs["foreign"])
+    assert "jax.jit cannot compile foreign: XLA rejects the program JAX traced" in text
+    assert "no_such_target" in text, text
 
 
 def test_jaxpr_of_no_jax_operation_is_said_not_drawn(kernel_outputs):

@@ -545,6 +545,11 @@ class _Measurement:
             try:
                 compiled, (m.trace_s, m.lower_s, m.compile_s) = self.guarded(self._aot)
             except Exception as e:
+                if self.phase == "compile":     # JAX traced it, XLA rejects it: in its words
+                    m.verdict = (f"jax.jit cannot compile {libraries.func_name(fun)}: XLA "
+                                 "rejects the program JAX traced from it: "
+                                 + " ".join(str(e).split())[:600])
+                    return
                 problem = concretization_argument(e, call, o.static_pos, o.snames)
                 if problem is not None:
                     problem.original = e        # JAX's error, kept without its trace
