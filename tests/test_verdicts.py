@@ -50,6 +50,7 @@ CELLS = {
     "jaxpr shout": "%jaxpr shout(1)",
     "jaxpr ident": "%jaxpr ident(x)",
     "jaxpr const": "%jaxpr const(x)",
+    "jaxpr save": "%jaxpr --save /tmp/jaxmagic-test-ident.svg ident(x)",
 }
 
 
@@ -147,6 +148,15 @@ def test_jaxpr_of_no_jax_operation_is_said_not_drawn(kernel_outputs):
         assert said in data["text/plain"] and said in data["text/html"], data
         assert "0 equations" not in data["text/plain"]
         assert "image/png" not in data and "<img" not in data["text/html"], name
+
+
+def test_saving_the_picture_of_no_jax_operation_says_why_there_is_none(kernel_outputs):
+    outputs = kernel_outputs["jaxpr save"]
+    assert not [o for o in outputs if o["output_type"] == "error"], outputs
+    said = "".join(o.get("text", "") for o in outputs if o["output_type"] == "stream")
+    assert "UsageError: --save: no picture to save as SVG: ident runs no JAX operation" \
+        in said, said
+    assert not Path("/tmp/jaxmagic-test-ident.svg").exists()
 
 
 def test_api_verdict_has_no_figures():

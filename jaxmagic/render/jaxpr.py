@@ -436,6 +436,8 @@ class JaxprView:
         writers = {".svg": self.svg, ".dot": self.dot, ".txt": self.text}
         if path.suffix not in writers:
             raise ValueError(f"--save takes a .svg, .dot or .txt path, not {path.name!r}")
+        if path.suffix == ".svg" and self.drawing is None:    # no program, or no renderer
+            raise ValueError("no picture to save as SVG: " + "; ".join(self.notes))
         path.write_text(writers[path.suffix]())
         return path
 
