@@ -30,6 +30,9 @@ def as_text(x):
 def logs(x):
     jax.debug.print("x={}", x)
 
+def twice(n):
+    return n * 2
+
 def npsin(x):
     return np.sin(np.asarray(x))
 
@@ -45,6 +48,7 @@ CELLS = {
     "const": "%jit_compare --budget 0.2 const(x)",
     "as_text": "%jit_compare --budget 0.2 as_text(x)",
     "logs": "%jit_compare -n 1 -r 1 logs(x)",
+    "twice": "%jit_compare --budget 0.2 twice(3)",
     "npsin": "%jit_compare --budget 0.2 npsin(x)",
     "foreign": "%jit_compare --budget 0.2 foreign(x)",
     "jaxpr shout": "%jaxpr shout(1)",
@@ -104,6 +108,12 @@ def test_a_call_of_no_jax_operation_says_what_it_does(kernel_outputs):
     assert "const runs no JAX operation: it returns a constant" in text
     text = _verdict(kernel_outputs["as_text"])
     assert "jax.jit cannot compile as_text" in text, text
+
+
+def test_python_arithmetic_is_no_jax_operation_op_by_op(kernel_outputs):
+    text = _verdict(kernel_outputs["twice"])
+    assert "twice runs no JAX operation op by op: Python computes what it returns (an int)" \
+        in text, text
 
 
 def test_a_call_returning_none_runs_its_side_effect_once(kernel_outputs):

@@ -50,7 +50,7 @@ from .arguments import (
 from .compiled import hlo
 from .outputs import LeafDiff, abs_diff, compare_outputs, nudge, same
 from .retraces import CacheMisses, clean_miss
-from .trace import idle_call
+from .trace import idle_call, kinds
 
 DEFAULT_BUDGET = 1.5     # seconds of timing loops (eager + steady jit) per measurement
 DEFAULT_REPEAT = 7       # as %timeit
@@ -510,10 +510,10 @@ class _Measurement:
             self.log = self.cap.log
             try:
                 self.first_jit_call(fun, kind)
+                if self.eager and not m.verdict:
+                    self.first_eager_call()
                 if m.verdict:
                     return m
-                if self.eager:
-                    self.first_eager_call()
                 self.steady_jit()
                 if self.eager:
                     self.steady_eager()
@@ -674,6 +674,13 @@ class _Measurement:
 
         m = self.m
         self.eager_first, m.eager_first_s = self.guarded(eager_once)
+        leaves = jax.tree_util.tree_leaves
+        if self.part.dropped and not leaves(self.eager_first) and leaves(self.jit_first):
+            m.verdict = (f"{libraries.func_name(self.call.fun)} runs no JAX operation op by "
+                         f"op: Python computes what it returns ({kinds(self.part.dropped)}), "
+                         "where jax.jit traces its Python numbers as arrays; there is no JAX "
+                         "work to compare or speed up")
+            return
         m.results_match, m.max_abs_diff, m.max_rel_diff, m.leaves = \
             compare_outputs(self.eager_first, self.jit_first)
         _name_updates(m.leaves, self.part.returned)
