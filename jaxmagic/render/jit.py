@@ -50,7 +50,8 @@ class JitComparison(JitMeasurement):
 
     Stable fields (seconds per call where a time): eager_s, trace_s, lower_s, compile_s,
     jit_s (steady median), jit_spread_s, speedup, max_abs_diff, max_rel_diff,
-    results_match, traces; and more (donated, flops, argument_bytes, ...).
+    results_match, traces; and more (donated, flops, argument_bytes, ...). `verdict`: why
+    nothing was timed (jit cannot compile the call, or it runs no JAX operation), else "".
     `costliest`: when jit is slower than eager, the three costliest groups of the call by
     estimated flops, (name, share).
     """
