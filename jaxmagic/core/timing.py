@@ -56,6 +56,7 @@ DEFAULT_BUDGET = 1.5     # seconds of timing loops (eager + steady jit) per meas
 DEFAULT_REPEAT = 7       # as %timeit
 MAX_DONATION_COPIES_BYTES = 256 * 2**20
 
+
 @dataclass
 class JitMeasurement:
     """Everything `%jit_compare` measured. Times are seconds (per call where a rate)."""

@@ -355,8 +355,6 @@ class JitComparison(JitMeasurement):
         p.text(self.text())
 
 
-
-
 class StaticArgumentCard:
     """Shown when an argument must be static: which one, why, and the fixed command."""
 
