@@ -30,6 +30,9 @@ def as_text(x):
 def logs(x):
     jax.debug.print("x={}", x)
 
+def labelled(x):
+    return jnp.sin(x), "sine"
+
 def twice(n):
     return n * 2
 
@@ -49,6 +52,7 @@ CELLS = {
     "as_text": "%jit_compare --budget 0.2 as_text(x)",
     "logs": "%jit_compare -n 1 -r 1 logs(x)",
     "twice": "%jit_compare --budget 0.2 twice(3)",
+    "labelled": "%jit_compare --budget 0.2 labelled(x)",
     "npsin": "%jit_compare --budget 0.2 npsin(x)",
     "foreign": "%jit_compare --budget 0.2 foreign(x)",
     "jaxpr shout": "%jaxpr shout(1)",
@@ -99,6 +103,14 @@ def test_an_output_jit_cannot_return_is_judged_in_jaxs_words(kernel_outputs):
         assert "returned a value of type <class 'str'>, which is not a valid JAX type" \
             in text, text
         assert "return arrays" in text
+
+
+def test_arrays_beside_an_output_jit_cannot_return_are_timed_and_it_is_said(kernel_outputs):
+    (data,) = _shown(kernel_outputs["labelled"])
+    text = data["text/plain"]
+    assert "jit, steady" in text and "over 1 leaf" in text
+    assert "jax.jit(labelled) itself raises: function labelled at" in text, text
+    assert "timed for its array outputs" in text
 
 
 def test_a_call_of_no_jax_operation_says_what_it_does(kernel_outputs):

@@ -589,18 +589,19 @@ class _Measurement:
 
     def _nothing_to_time(self, name: str, kind: str) -> str:
         """Why there is nothing to time, or "": an output jax.jit cannot return (in JAX's
-        words, from the trace jax.jit itself makes), or a call that runs no JAX operation
-        or returns no array (`trace.idle_call`)."""
+        words), or a call that runs no JAX operation or returns no array
+        (`trace.idle_call`). Outputs jax.jit cannot return beside arrays it can are timed
+        without them, as `eqx.filter_jit` would return them, and a note says so."""
         if self.jaxpr is None:
             return ""
-        invalid = kind != "eqx.filter_jit" and any(not ok for _, ok in self.part.dropped)
-        if invalid and (kind == "jax.jit" or not self.part.kept_outputs):
-            whole = jax.jit(self.part.function(False, every_output=True), **self._jit_options())
-            try:
-                whole.trace(*self.run_args, **self.run_kwargs)
-            except TypeError as e:
-                return (f"jax.jit cannot compile {name}: {e}; return arrays (or pytrees of "
-                        "them), and keep other values outside the jitted function")
+        error = self._jit_error() if kind != "eqx.filter_jit" and any(
+            not ok for _, ok in self.part.dropped) else ""
+        if error and (kind == "jax.jit" or not self.part.kept_outputs):
+            return (f"jax.jit cannot compile {name}: {error}; return arrays (or pytrees of "
+                    "them), and keep other values outside the jitted function")
+        if error:
+            self.m.notes.append(f"jax.jit({name}) itself raises: {error}; timed for its "
+                                "array outputs, the rest left out as eqx.filter_jit does")
         idle = idle_call(self.jaxpr, name, self._flat_names(), self.part.dropped)
         if not idle:
             return ""
@@ -608,6 +609,16 @@ class _Measurement:
             idle += ("; under jit its Python code runs only while jit traces it, so a print "
                      "or other side effect in it happens once, not on every call")
         return f"{idle}; there is nothing for jit to compile or speed up"
+
+    def _jit_error(self) -> str:
+        """JAX's error for the call's whole output under jax.jit (it traces it as jax.jit
+        would be handed it), or "" where there is none."""
+        whole = jax.jit(self.part.function(False, every_output=True), **self._jit_options())
+        try:
+            whole.trace(*self.run_args, **self.run_kwargs)
+        except TypeError as e:
+            return str(e)
+        return ""
 
     def _written(self, compiled: Any, lowered: Any) -> dict | None:
         """Per argument (position or name), whether XLA writes an output into each of its
