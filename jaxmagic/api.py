@@ -6,6 +6,7 @@ the analyses drawn over it `overlays/`.
 """
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .core.errors import is_jax_error, user_frame
@@ -23,6 +24,29 @@ if TYPE_CHECKING:   # for annotations: each function imports its renderer when c
     from .render.sharding import ShardingView
 
 
+def _arg_names(f: Callable, nargs: int) -> list[str]:
+    """What to call each of `nargs` positional arguments of `f`: its parameter's name, as
+    `inspect.signature` sees it through partials, jit, grad and bound methods (`rest[0]`
+    for `*rest`), `arg{i}` where the signature names none (a builtin, too many)."""
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    named = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    star = next((p.name for p in params if p.kind == p.VAR_POSITIONAL), None)
+    return [named[i] if i < len(named) else f"{star}[{i - len(named)}]" if star
+            else f"arg{i}" for i in range(nargs)]
+
+
+def _bound(f: Callable, args: tuple, kwargs: dict, listed: bool = False) -> BoundCall:
+    """The call `f(*args, **kwargs)`, its inputs named by `f`'s parameters (a magic names
+    them by their source text instead)."""
+    names = _arg_names(f, len(args))
+    shown = ", ".join(names + list(kwargs)) if listed else "..."
+    return BoundCall(f, args, kwargs, names, {k: k for k in kwargs},
+                     f"{getattr(f, '__name__', 'f')}({shown})")
+
+
 def trace(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None = None,
           static_argnames: Sequence[str] | str | None = None, sharding: bool = False,
           **kwargs: Any) -> JaxprView:
@@ -30,9 +54,7 @@ def trace(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None = 
 
     `sharding=True` (`--sharding`): values carry their shardings and `view.collectives`
     lists what the compiled program sends between devices (one extra compile)."""
-    names = [f"arg{i}" for i in range(len(args))]
-    call = BoundCall(f, args, kwargs, names, {k: k for k in kwargs},
-                     f"{getattr(f, '__name__', 'f')}(...)")
+    call = _bound(f, args, kwargs)
     return trace_call(call, static_argnums=static_argnums, static_argnames=static_argnames,
                       overlays=["sharding"] if sharding else [])
 
@@ -45,9 +67,7 @@ def profile(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None 
     Runs the compiled call under JAX's profiler (within `budget` seconds) and joins each
     executed instruction to its equations; `measure=False` (`--cost`) only estimates
     flops and bytes from shapes. The view's `.costs` holds one row per equation."""
-    names = [f"arg{i}" for i in range(len(args))]
-    call = BoundCall(f, args, kwargs, names, {k: k for k in kwargs},
-                     f"{getattr(f, '__name__', 'f')}(...)")
+    call = _bound(f, args, kwargs)
     return trace_call(call, static_argnums=static_argnums, static_argnames=static_argnames,
                       overlays=["profile" if measure else "cost"], budget=budget)
 
@@ -60,9 +80,7 @@ def memory(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None =
     Compiles the call once more with XLA's buffer dump (nothing runs) and reads the live
     bytes over its schedule, the peak, and the buffers alive at it, joined to equations
     and inputs. The view's `.memory` holds the curve and the rows."""
-    names = [f"arg{i}" for i in range(len(args))]
-    call = BoundCall(f, args, kwargs, names, {k: k for k in kwargs},
-                     f"{getattr(f, '__name__', 'f')}(...)")
+    call = _bound(f, args, kwargs)
     return trace_call(call, static_argnums=static_argnums, static_argnames=static_argnames,
                       overlays=["memory"])
 
@@ -77,9 +95,7 @@ def values(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None =
     equation, summarising each value (count, NaN/±Inf, zeros, mean, spread, range);
     `budget` values in full, the rest by their NaN/Inf counts. The view's `.values`
     holds the summaries, `.values.card` the origin, its cause and fix."""
-    names = [f"arg{i}" for i in range(len(args))]
-    call = BoundCall(f, args, kwargs, names, {k: k for k in kwargs},
-                     f"{getattr(f, '__name__', 'f')}(...)")
+    call = _bound(f, args, kwargs)
     return trace_call(call, static_argnums=static_argnums, static_argnames=static_argnames,
                       overlays=["values"], values_budget=budget)
 
@@ -114,9 +130,7 @@ def compare_jit(f: Callable, *args: Any, static_argnums: Sequence[int] | int | N
     Raises `StaticArgumentError` (a TypeError) for an argument jit cannot trace.
     """
     __tracebackhide__ = True
-    names = [f"arg{i}" for i in range(len(args))]
-    call = BoundCall(f, args, kwargs, names, {k: k for k in kwargs},
-                     f"{getattr(f, '__name__', 'f')}({', '.join(names + list(kwargs))})")
+    call = _bound(f, args, kwargs, listed=True)
     return compare_call(call, static_argnums=static_argnums, static_argnames=static_argnames,
                         donate_argnums=donate_argnums, donate_argnames=donate_argnames,
                         number=number, repeat=repeat, budget=budget, eager=eager)
@@ -197,9 +211,7 @@ def sharding_plan(f: Callable, *args: Any, **kwargs: Any) -> "ShardingView":
     `f.lower(...).compile()`, without running it (`%%shardviz --plan`).
 
     Raises `jaxmagic.core.sharding.PlanError` (a ValueError) when `f` is not jitted."""
-    names = [f"args[{i}]" for i in range(len(args))]
-    call = BoundCall(f, args, kwargs, names, {k: k for k in kwargs},
-                     f"{getattr(f, '__name__', 'f')}(...)")
+    call = _bound(f, args, kwargs)
     return plan_call(call)
 
 

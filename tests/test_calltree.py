@@ -156,7 +156,7 @@ def test_many_leaves_are_one_record_node():
     g = jaxmagic.trace(model, params, x).configure(depth=None).graph
     inputs = [n for n in g.nodes.values() if n.kind == "input"]
     record = [n for n in inputs if n.primitive == "record"]
-    assert len(record) == 1 and record[0].title == "arg0 · 16 leaves"
+    assert len(record) == 1 and record[0].title == "params · 16 leaves"
     assert record[0].detail == ("[i].w f32[8,8] ×16",)
     long = V.records(jaxmagic.trace(lambda p: [q["w"] * 2 for q in p],
                                     [{"w": jnp.ones(i + 1)} for i in range(12)]).full)
@@ -171,9 +171,9 @@ def test_an_argument_of_two_leaves_is_a_record_and_a_single_leaf_is_not():
     batch = {"image": jnp.ones((4, 3)), "label": jnp.zeros(4)}
     g = jaxmagic.trace(loss, jnp.ones(3), batch).configure(depth=0).graph
     inputs = {n.title: n for n in g.nodes.values() if n.kind == "input"}
-    assert set(inputs) == {"arg0", "arg1 · 2 leaves"}
-    assert inputs["arg1 · 2 leaves"].detail == ("image f32[4,3]", "label f32[4]")
-    assert inputs["arg0"].primitive != "record"
+    assert set(inputs) == {"w", "batch · 2 leaves"}
+    assert inputs["batch · 2 leaves"].detail == ("image f32[4,3]", "label f32[4]")
+    assert inputs["w"].primitive != "record"
 
 
 def test_group_by_source_line_is_an_option():
@@ -187,12 +187,12 @@ def test_an_input_feeding_many_nodes_becomes_stubs():
         return jnp.sin(x * w) + jnp.cos(x + w) + jnp.tanh(x - w) + jnp.exp(w)
 
     g = jaxmagic.trace(spread, jnp.ones(3), jnp.ones(3)).configure(depth=None).graph
-    (w,) = [n for n in g.nodes.values() if n.kind == "input" and n.title == "arg0"]
+    (w,) = [n for n in g.nodes.values() if n.kind == "input" and n.title == "w"]
     assert not any(e.src == w.id for e in g.edges)          # drawn once, at the side
     stubs = [n for n in g.nodes.values() if n.kind == "stub"]
-    assert len(stubs) >= 4 and {s.title for s in stubs} == {"arg0"}
+    assert len(stubs) >= 4 and {s.title for s in stubs} == {"w"}
     assert all(any(e.src == s.id for e in g.edges) for s in stubs)
-    x = next(n for n in g.nodes.values() if n.title == "arg1")
+    x = next(n for n in g.nodes.values() if n.title == "x")
     assert sum(e.src == x.id for e in g.edges) == 3            # below the hub threshold
 
 
@@ -283,8 +283,8 @@ def test_per_leaf_copies_of_an_optimizer_update_fold_as_leaves():
         sorted(i for n in view.full.nodes.values() for i in n.eqns)
     g = view.graph      # the default view: its three arguments one record, a line each
     records = {n.title: n for n in g.nodes.values() if n.primitive == "record"}
-    assert records["arguments"].detail == ("arg0 · 3 leaves", "arg1 · 7 leaves",
-                                           "arg2 · 3 leaves")
+    assert records["arguments"].detail == ("updates · 3 leaves", "state · 7 leaves",
+                                           "params · 3 leaves")
     assert {"out[0] · 3 leaves", "out[1] · 7 leaves"} <= set(records)    # updates, state
 
 

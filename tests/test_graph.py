@@ -66,7 +66,7 @@ def test_inputs_named_by_pytree_path_and_outputs_by_result_path():
 
     view = jaxmagic.trace(f, params, jnp.ones((2, 3)))
     names = [n.title for n in view.full.nodes.values() if n.kind == "input"]
-    assert names == ["arg0['b1']", "arg0['w1']", "arg1"]
+    assert names == ["p['b1']", "p['w1']", "x"]
     outs = [n.title for n in view.full.nodes.values() if n.kind == "output"]
     assert outs == ["out['n']", "out['y']"]
 

@@ -74,9 +74,9 @@ def test_a_badly_sharded_weight_is_gathered_at_its_first_use():
     top = view.collectives[0]                # sorted by bytes
     assert (top.kind, top.argument, top.bytes) == ("all-gather", 1, 2 * 2 ** 20)
     assert top.where == f"mlp:{line_of(mlp, 'relu(x @ w1)')}"
-    assert "all-gather of arg1" in view.collectives.text()
-    assert "all-gather of arg1 over data,model · 2 MiB" in view.dot()
-    (w1,) = [n for n in view.graph.nodes.values() if n.title == "arg1"]
+    assert "all-gather of w1" in view.collectives.text()
+    assert "all-gather of w1 over data,model · 2 MiB" in view.dot()
+    (w1,) = [n for n in view.graph.nodes.values() if n.title == "w1"]
     assert f'all-gather at mlp:{line_of(mlp, "relu(x @ w1)")} · 2 MiB' in \
         next(ln for ln in view.dot().splitlines() if ln.lstrip().startswith(f"n{w1.id} "))
 
@@ -266,7 +266,7 @@ def test_a_sharding_constraint_shows_what_it_forced():
     ops = {n.primitive: n for n in view.full.nodes.values() if n.kind == "op"}
     assert ops["sharding_constraint"].detail[-1] == "→ f32[32@Y,64]"
     assert ops["transpose"].detail[-1] == "→ f32[64,32@Y]"
-    assert resharded(view) == {("arg0", "sin"): "P('X', 'Y') → P('Y', None)"}
+    assert resharded(view) == {("x", "sin"): "P('X', 'Y') → P('Y', None)"}
     moved = [c for c in view.collectives if c.argument == 0]
     assert moved and all(c.where == f"constrained:{line_of(constrained, 'sin')}"
                          and not c.written for c in moved)
@@ -291,8 +291,8 @@ def test_a_value_resharded_between_producer_and_reader_is_marked():
     from what to what, and the partitioner's moves are joined to that matmul."""
     view = jaxmagic.trace(mismatched, *mlp_args(), sharding=True)
     marks = resharded(view)
-    assert marks[("arg0", "dot_general")] == "P('data', None) → P('model', None)"
-    assert marks[("arg1", "dot_general")] == "P(None, 'model') → P(None, 'data')"
+    assert marks[("x", "dot_general")] == "P('data', None) → P('model', None)"
+    assert marks[("w1", "dot_general")] == "P(None, 'model') → P(None, 'data')"
     assert len(marks) == 2      # w2's contraction: gathered, as its badge says, not judged
     for e in (e for e in view.full.edges if e.reshard):   # each one moves data there
         eqns = view.full.nodes[e.dst].eqns

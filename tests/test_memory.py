@@ -69,7 +69,7 @@ def test_gradient_peak_names_each_layers_saved_activations(params):
                for r in saved)
     assert sum(r.bytes for r in saved) == 47 * MIB
     args = [r for r in m.rows() if r.kind == M.ARGUMENT]
-    assert {r.what: r.count for r in args} == {"arg0[i]": 16, "arg1": 1}
+    assert {r.what: r.count for r in args} == {"params[i]": 16, "x": 1}
     # the records hold the same buffers, one per row
     records = m.records()
     assert len(records) == len(p.live) and sum(r["bytes"] for r in records) == p.peak_bytes
@@ -176,7 +176,7 @@ def test_sharded_program_is_per_device():
     view = jaxmagic.memory(lambda x, w: jnp.tanh(x @ w).sum(), x, jnp.ones((256, 256)))
     m = view.memory
     assert m.profile.num_devices == 8
-    (xs,) = [b for b in m.live if b.input == "arg0"]
+    (xs,) = [b for b in m.live if b.input == "x"]
     assert xs.shape == "f32[128,256]" and xs.bytes == 128 * 256 * 4     # one shard
     assert "per device (8 devices)" in m.headline() and "per device" in m.text()
 

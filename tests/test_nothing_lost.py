@@ -212,7 +212,7 @@ def test_a_zero_gradient_scaled_by_adam_is_rounding_not_a_difference(sh):
                              sh.user_ns["xb"], sh.user_ns["yb"], budget=0.1)
     assert r.results_match is True, r.text()
     noisy = {d.path for d in r.leaves if d.rounding}
-    assert "arg0.l1.bias (updated)" in noisy            # arguments unnamed in the API
+    assert "net.l1.bias (updated)" in noisy       # the API names arguments by parameter
     assert not {p for p in noisy if "kernel" in p}       # the well-conditioned leaves
     text = r.text()
     assert "match" in text and "DIFFER" not in text and "decided by float rounding" in text

@@ -128,7 +128,7 @@ def test_unstable_static_hash_card_says_what_happened(first, last, retraces):
     r = jaxmagic.compare_jit(lambda x, s: x * 2, jnp.ones(3), Stamp(), static_argnums=1,
                              number=2, repeat=3)
     (note,) = r.static_notes
-    assert note.startswith("static argument arg1 hashes differently each time"), note
+    assert note.startswith("static argument s hashes differently each time"), note
     shown = r.text() + r.html()
     if retraces:
         assert r.traces > 2

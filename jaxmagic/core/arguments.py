@@ -322,7 +322,9 @@ class Partition:
         self.jit_kind = jit_kind
         self._updated: list[str] | None = None   # fixed by the first run
         self.mutated: list[str] = []
-        self.dropped_outputs = 0
+        # output leaves jit cannot return (left out): (type name, a JAX type?) each
+        self.dropped: list[tuple[str, bool]] = []
+        self.kept_outputs = True       # any output leaf is an array
 
     # ---- NNX ----
     def _slots(self) -> list[Slot]:
@@ -379,8 +381,8 @@ class Partition:
         if self.mutated:
             out.append(f"{title} changes its input {', '.join(self.mutated)} in place: under "
                        "jit that change is lost (the caller's object stays as it was)")
-        if self.dropped_outputs:
-            out.append(f"{self.dropped_outputs} output leaves are not arrays (left out)")
+        if self.dropped and self.kept_outputs:    # else nothing is left: the trace says
+            out.append(f"{len(self.dropped)} output leaves are not arrays (left out)")
         return out
 
     def _traced_slots(self, positional: list[int], keys: list[str]) -> list[Slot]:
@@ -431,9 +433,10 @@ class Partition:
                 tuple(k for k in names if k in self.kwargs
                       or (k in params and params.index(k) < n)))
 
-    def function(self, bind_static: bool) -> Callable:
+    def function(self, bind_static: bool, every_output: bool = False) -> Callable:
         """The call as a function of `inputs(bind_static)`: rebuilds every container and
-        NNX object, calls, and returns the output's arrays (plus changed NNX state)."""
+        NNX object, calls, and returns the output's arrays (plus changed NNX state);
+        `every_output`: its whole output, as jax.jit would be handed it."""
         pos, _, _ = self.inputs(bind_static)
         fun = self.func
 
@@ -443,7 +446,7 @@ class Partition:
             full = [values[i] if i in values else s.value for i, s in enumerate(self.args)]
             kw = {k: kwargs.get(k, s.value) for k, s in self.kwargs.items()}
             callee_dyn = kwargs.get(self.callee_key) if self.callee is not None else None
-            return self._run(fun, full, kw, callee_dyn)
+            return self._run(fun, full, kw, callee_dyn, every_output)
 
         traced.__name__ = traced.__qualname__ = _libraries.func_name(fun)
         source = _def_of(fun)      # JAX's messages name the user's def line, or no line
@@ -451,7 +454,7 @@ class Partition:
         traced.__signature__ = self._signature(pos, bind_static)
         return traced
 
-    def _run(self, fun, args: list, kwargs: dict, callee_dyn) -> Any:
+    def _run(self, fun, args: list, kwargs: dict, callee_dyn, every_output: bool) -> Any:
         __tracebackhide__ = True
         built = {id(s): _rebuild(s, d) for s, d in
                  [(s, a) for s, a in zip(self.args, args)] +
@@ -479,7 +482,7 @@ class Partition:
         out = fun(*call_args, **call_kwargs)
         self.mutated = [s.name for s, leaves in before
                         if not _same_leaves(leaves, jax.tree_util.tree_leaves(built[id(s)]))]
-        out = self._arrays(out)
+        out = out if every_output else self._arrays(out)
         if not self.nnx:
             return out
         found, leaves = [], {}
@@ -521,8 +524,9 @@ class Partition:
         a model's `Dropout.p` as the Python value it was)."""
         keep = is_arraylike if self.every_leaf else is_array
         leaves = jax.tree_util.tree_leaves(out)
-        self.dropped_outputs = sum(not keep(x) for x in leaves)
-        if not self.dropped_outputs:
+        self.dropped = [(type(x).__name__, is_arraylike(x)) for x in leaves if not keep(x)]
+        self.kept_outputs = len(self.dropped) < len(leaves)
+        if not self.dropped:
             return out
         return jax.tree_util.tree_map(lambda x: x if keep(x) else None, out)
 

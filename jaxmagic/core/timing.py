@@ -7,9 +7,12 @@
                the JAX error it is);
   eager        the Python function, op by op (a jitted function is unwrapped first);
   steady jit   per-call time with a loop count chosen from a time budget, several repeats
-               (median and spread), then steady eager the same way;
+               (median and spread), then steady eager the same way.
 
-and compares the results leaf by leaf (`outputs`; a leaf that differs is tested for being
+A call with nothing to time stops after the trace with a verdict instead of figures: jit
+cannot compile it (JAX's error), or it runs no JAX operation or returns no array.
+
+It compares the results leaf by leaf (`outputs`; a leaf that differs is tested for being
 decided by rounding), counts traces (a retrace means jit's cache missed; JAX's own
 explanation is captured for this call only: `retraces`), reports donation (`donation`:
 every run gets copies of what it would donate) and the compiled cost and memory analyses.
@@ -47,10 +50,12 @@ from .arguments import (
 from .compiled import hlo
 from .outputs import LeafDiff, abs_diff, compare_outputs, nudge, same
 from .retraces import CacheMisses, clean_miss
+from .trace import idle_call, kinds
 
 DEFAULT_BUDGET = 1.5     # seconds of timing loops (eager + steady jit) per measurement
 DEFAULT_REPEAT = 7       # as %timeit
 MAX_DONATION_COPIES_BYTES = 256 * 2**20
+
 
 @dataclass
 class JitMeasurement:
@@ -77,6 +82,9 @@ class JitMeasurement:
     jit_repeats: int = 0
     jit_runs: list = field(default_factory=list)
     speedup: float | None = None          # eager_s / jit_s
+    # why nothing was timed: jit cannot compile the call (JAX's error), or it runs no JAX
+    # operation or returns no array (then there is no speedup to measure or result to match)
+    verdict: str = ""
     # results
     results_match: bool | None = None
     max_abs_diff: float | None = None
@@ -395,6 +403,7 @@ class _Measurement:
         self.jitted = jax.jit(self._counted(), **self._jit_options())
         self.donating = bool(opts.donate_pos or opts.donate_keys)
         self.inner_donated: set[int] = set()   # flat inputs a call inside fn donates
+        self.jaxpr = None                       # what jit traced (where JAX says)
         self.written: dict | None = None        # per donated leaf: written in place
         self.eager_args, self.eager_kwargs = self.run_args, self.run_kwargs
         if part.every_leaf:     # the body of a jitted target never sees a Python number
@@ -459,11 +468,14 @@ class _Measurement:
         nums, names = self.part.jit_static(self.opts.sn, self.opts.snames)
         return donation.map_leaves(args, kwargs, set(nums), set(names), flat, make)
 
-    def _inner_donation_note(self, title: str) -> str:
+    def _flat_names(self) -> list[str]:
+        """The names of the jitted call's flat inputs (the traced leaves, in jit's order)."""
         nums, names = self.part.jit_static(self.opts.sn, self.opts.snames)
-        flat = self.part.in_names([i for i in range(len(self.run_args)) if i not in nums],
+        return self.part.in_names([i for i in range(len(self.run_args)) if i not in nums],
                                   [k for k in self.run_kwargs if k not in names])
-        named = [n for i, n in enumerate(flat) if i in self.inner_donated]
+
+    def _inner_donation_note(self, title: str) -> str:
+        named = [n for i, n in enumerate(self._flat_names()) if i in self.inner_donated]
         shown = ", ".join(named[:4]) + (f" and {len(named) - 4} more" if len(named) > 4 else "")
         return (f"{title} donates {shown} to a jax.pmap or jax.jit it calls: every eager "
                 "call was given its own copy, so your arrays were not deleted")
@@ -502,8 +514,10 @@ class _Measurement:
             self.log = self.cap.log
             try:
                 self.first_jit_call(fun, kind)
-                if self.eager:
+                if self.eager and not m.verdict:
                     self.first_eager_call()
+                if m.verdict:
+                    return m
                 self.steady_jit()
                 if self.eager:
                     self.steady_eager()
@@ -535,6 +549,11 @@ class _Measurement:
             try:
                 compiled, (m.trace_s, m.lower_s, m.compile_s) = self.guarded(self._aot)
             except Exception as e:
+                if self.phase == "compile":     # JAX traced it, XLA rejects it: in its words
+                    m.verdict = (f"jax.jit cannot compile {libraries.func_name(fun)}: XLA "
+                                 "rejects the program JAX traced from it: "
+                                 + " ".join(str(e).split())[:600])
+                    return
                 problem = concretization_argument(e, call, o.static_pos, o.snames)
                 if problem is not None:
                     problem.original = e        # JAX's error, kept without its trace
@@ -545,6 +564,9 @@ class _Measurement:
             m.notes.append(self._inner_donation_note(libraries.func_name(fun)))
         self._donation(caught)
         self._static_hashes(before, statics)
+        m.verdict = self._nothing_to_time(libraries.func_name(fun), kind)
+        if m.verdict:
+            return
         _analyses(m, compiled)
         self._set_phase("first call")
         self.jit_first, m.first_call_s = self.guarded(self._timed_jit_call)
@@ -563,9 +585,43 @@ class _Measurement:
         t3 = time.perf_counter()
         if traced is not None:
             self.inner_donated = _compat.donated_inputs(traced.jaxpr)
+            self.jaxpr = traced.jaxpr
         if self.donating:
             self.written = self._written(compiled, lowered)
         return compiled, (t1 - t0 if traced is not None else None, t2 - t1, t3 - t2)
+
+    def _nothing_to_time(self, name: str, kind: str) -> str:
+        """Why there is nothing to time, or "": an output jax.jit cannot return (in JAX's
+        words), or a call that runs no JAX operation or returns no array
+        (`trace.idle_call`). Outputs jax.jit cannot return beside arrays it can are timed
+        without them, as `eqx.filter_jit` would return them, and a note says so."""
+        if self.jaxpr is None:
+            return ""
+        error = self._jit_error() if kind != "eqx.filter_jit" and any(
+            not ok for _, ok in self.part.dropped) else ""
+        if error and (kind == "jax.jit" or not self.part.kept_outputs):
+            return (f"jax.jit cannot compile {name}: {error}; return arrays (or pytrees of "
+                    "them), and keep other values outside the jitted function")
+        if error:
+            self.m.notes.append(f"jax.jit({name}) itself raises: {error}; timed for its "
+                                "array outputs, the rest left out as eqx.filter_jit does")
+        idle = idle_call(self.jaxpr, name, self._flat_names(), self.part.dropped)
+        if not idle:
+            return ""
+        if not _compat.open_jaxpr(self.jaxpr).outvars and not self.part.dropped:
+            idle += ("; under jit its Python code runs only while jit traces it, so a print "
+                     "or other side effect in it happens once, not on every call")
+        return f"{idle}; there is nothing for jit to compile or speed up"
+
+    def _jit_error(self) -> str:
+        """JAX's error for the call's whole output under jax.jit (it traces it as jax.jit
+        would be handed it), or "" where there is none."""
+        whole = jax.jit(self.part.function(False, every_output=True), **self._jit_options())
+        try:
+            whole.trace(*self.run_args, **self.run_kwargs)
+        except TypeError as e:
+            return str(e)
+        return ""
 
     def _written(self, compiled: Any, lowered: Any) -> dict | None:
         """Per argument (position or name), whether XLA writes an output into each of its
@@ -633,6 +689,13 @@ class _Measurement:
 
         m = self.m
         self.eager_first, m.eager_first_s = self.guarded(eager_once)
+        leaves = jax.tree_util.tree_leaves
+        if self.part.dropped and not leaves(self.eager_first) and leaves(self.jit_first):
+            m.verdict = (f"{libraries.func_name(self.call.fun)} runs no JAX operation op by "
+                         f"op: Python computes what it returns ({kinds(self.part.dropped)}), "
+                         "where jax.jit traces its Python numbers as arrays; there is no JAX "
+                         "work to compare or speed up")
+            return
         m.results_match, m.max_abs_diff, m.max_rel_diff, m.leaves = \
             compare_outputs(self.eager_first, self.jit_first)
         _name_updates(m.leaves, self.part.returned)

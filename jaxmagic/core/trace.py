@@ -6,6 +6,7 @@ array leaves traced, everything else held fixed, NNX objects split into graph an
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -115,14 +116,57 @@ def trace(call: BoundCall, static_argnums: Sequence[int] | int | None = None,
         raise problem from None
 
     in_names = part.in_names(pos, list(dyn_kwargs))
+    idle = idle_call(closed, title, in_names, part.dropped)
     if part.returned:
         out_names = _leaf_names("out", out_shape[0]) + [f"{n} (updated)" for n in part.returned]
     else:
         out_names = _leaf_names("out", out_shape)
     return Traced(closed, in_names, out_names, title, call, nums, names,
-                  part.notes(title, kind), part, wrappers, part.in_args(pos, list(dyn_kwargs)),
+                  [idle] * bool(idle) + part.notes(title, kind), part, wrappers,
+                  part.in_args(pos, list(dyn_kwargs)),
                   captured.names(info.fun, list(_compat.consts_of(closed))),
                   _compat.is_pmap(call.func), library_calls)
+
+
+def idle_call(closed: Any, name: str, in_names: list[str],
+              dropped: list[tuple[str, bool]]) -> str:
+    """What a call that makes no JAX operation, or returns no array, does instead ("" when
+    it computes arrays it returns): a jaxpr of no equation is no program to draw or time,
+    only its inputs passed through, constants or Python values."""
+    j = _compat.open_jaxpr(closed)
+    if j.eqns and (j.outvars or any(_compat.has_effects(e) for e in j.eqns)):
+        return ""
+    what = "; ".join(_returns(j, in_names, dropped))
+    if not j.eqns:
+        return f"{name} runs no JAX operation: {what}"
+    n = len(j.eqns)
+    return (f"{name} returns no array: {what}; the {n} operation{'s' if n != 1 else ''} it "
+            f"traces compute{'s' if n == 1 else ''} nothing it returns")
+
+
+def _returns(j: Any, in_names: list[str], dropped: list[tuple[str, bool]]) -> list[str]:
+    """What the outputs of `j` are, when it computes none: inputs, constants, values jit
+    left out (by type), or nothing."""
+    invars, clauses = list(j.invars), []
+    passed = [in_names[invars.index(v)] for v in j.outvars
+              if not _compat.is_literal(v) and v in invars]
+    if passed:
+        clauses.append(f"its input{'s' if len(passed) > 1 else ''} {', '.join(passed)} "
+                       f"pass{'es' if len(passed) == 1 else ''} straight through")
+    if constants := len(j.outvars) - len(passed):
+        counted = "a constant" if constants == 1 else f"{constants} constants"
+        clauses.append(f"it returns {counted}, the same whatever its inputs")
+    if dropped:
+        clauses.append(f"it returns {kinds(dropped)}, not "
+                       + ("arrays" if len(dropped) > 1 else "an array"))
+    return clauses or ["it returns None"]
+
+
+def kinds(dropped: list[tuple[str, bool]]) -> str:
+    """The output leaves jit left out, by type: `a str`, `an int and 2 float values`."""
+    counts = Counter(t for t, _ in dropped)
+    return " and ".join(f"{'an' if t[0] in 'aeiou' else 'a'} {t}" if n == 1 else
+                        f"{n} {t} values" for t, n in counts.items())
 
 
 def stage_text(traced: Traced, stage: str) -> str:

@@ -280,11 +280,14 @@ class JaxprView:
         return V.holding(self.folded, eqns) if eqns else set()
 
     def _title(self, g: G.Graph) -> str:
-        return f"{self.func_name} — {G.equations(self.num_equations)}"
+        n = self.num_equations
+        return f"{self.func_name} — {G.equations(n) if n else 'no JAX operation'}"
 
     @cached_property
     def _drawn(self) -> _Drawn:
         notes: list[str] = list(self.full.notes)     # from tracing: what was held static
+        if not self.num_equations:      # no program to draw: the notes say what it does
+            return _Drawn(self.full, self.dot(self.full), None, None, "none", notes, 0.0)
         start = time.perf_counter()
         try:
             with interrupt.ctrl_c_noted(), collector.paused():   # the views' building
@@ -422,6 +425,8 @@ class JaxprView:
         if self.stage != "jaxpr":
             return self.stage_text or ""
         d = self._drawn
+        if not self.num_equations:
+            return "\n".join([self._title(d.graph)] + d.notes)
         head = f"{self._title(d.graph)} ({self._summary(d.graph)})"
         extra = [x.text() for x in self._results if hasattr(x, "text")]
         return "\n\n".join(["\n".join([to_text(d.graph, head)] +
@@ -440,6 +445,8 @@ class JaxprView:
         writers = {".svg": self.svg, ".dot": self.dot, ".txt": self.text}
         if path.suffix not in writers:
             raise ValueError(f"--save takes a .svg, .dot or .txt path, not {path.name!r}")
+        if path.suffix == ".svg" and self.drawing is None:    # no program, or no renderer
+            raise ValueError("no picture to save as SVG: " + "; ".join(self.notes))
         path.write_text(writers[path.suffix]())
         return path
 
@@ -456,6 +463,10 @@ class JaxprView:
             title = f"{H.esc(self.func_name)} — {self.stage} ({len(self.stage_text or '')} chars)"
             return {"text/plain": visible(self.text()), "text/html": H.panel(body, title)}
         d = self._drawn
+        if not self.num_equations:
+            body = "".join(f'<div style="color:{H.INK}">{H.esc(n)}</div>' for n in d.notes)
+            return {"text/plain": visible(self.text()),
+                    "text/html": H.panel(body, H.esc(self._title(d.graph)))}
         title = (f"{H.esc(self._title(d.graph))} "
                  f'<span style="font-weight:400;color:{H.MUTED}">'
                  f"({H.esc(self._summary(d.graph))})</span>")

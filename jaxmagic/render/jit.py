@@ -50,7 +50,8 @@ class JitComparison(JitMeasurement):
 
     Stable fields (seconds per call where a time): eager_s, trace_s, lower_s, compile_s,
     jit_s (steady median), jit_spread_s, speedup, max_abs_diff, max_rel_diff,
-    results_match, traces; and more (donated, flops, argument_bytes, ...).
+    results_match, traces; and more (donated, flops, argument_bytes, ...). `verdict`: why
+    nothing was timed (jit cannot compile the call, or it runs no JAX operation), else "".
     `costliest`: when jit is slower than eager, the three costliest groups of the call by
     estimated flops, (name, share).
     """
@@ -63,6 +64,8 @@ class JitComparison(JitMeasurement):
     costliest: list = []
 
     def __repr__(self) -> str:
+        if self.verdict:
+            return f"<JitComparison {self.name}: {self.verdict}>"
         parts = [f"eager {fmt_time(self.eager_s)}" if self.eager_s is not None else None,
                  f"jit {fmt_time(self.jit_s)}" if self.jit_s is not None else None,
                  f"{self.speedup:.3g}x" if self.speedup else None,
@@ -89,6 +92,8 @@ class JitComparison(JitMeasurement):
     def _results_line(self) -> str:
         if self.results_match is None:
             return "not compared (--no-eager)" if self.eager_first_s is None else "—"
+        if not self.leaves:
+            return "nothing to compare: the call returns no array"
         tol = ", ".join(sorted({f"{d.dtype} rtol {d.rtol:.0e}" for d in self.leaves
                                 if d.rtol}))
         what = "match" if self.results_match else "DIFFER"
@@ -139,6 +144,9 @@ class JitComparison(JitMeasurement):
 
     def _rows(self) -> list[tuple[str, str, str]]:
         """(label, value, tone) — tone in '', 'ok', 'bad', 'warn', 'muted'."""
+        if self.verdict:           # nothing was timed: why, in place of every figure
+            return [("jit", self.verdict, "bad" if self.verdict.startswith("jax.jit cannot")
+                     else "warn")]
         rows = []
         if self.eager_s is not None or self.eager_first_s is not None:
             val = (f"{fmt_time(self.eager_s)} ± {fmt_time(self.eager_spread_s)} per call "
@@ -174,6 +182,8 @@ class JitComparison(JitMeasurement):
 
     def _notes(self) -> list[tuple[str, str]]:
         """(kind, text) notes below the table."""
+        if self.verdict:     # nothing was timed: only what was held static, and such
+            return [("muted", n) for n in self.notes]
         out = []
         if self.interrupted:
             out.append(("warn", f"interrupted (Ctrl-C) during {self.interrupted}: the "
@@ -249,6 +259,8 @@ class JitComparison(JitMeasurement):
     # ---- HTML --------------------------------------------------------------------------
 
     def _bars(self) -> list[tuple[str, float, str]]:
+        if self.verdict:          # a program that is not the call's: no figure of it
+            return []
         bars = []
         if self.eager_s is not None:
             bars.append(("eager, per call", self.eager_s, EAGER_COLOUR))
@@ -341,8 +353,6 @@ class JitComparison(JitMeasurement):
 
     def _repr_pretty_(self, p, cycle):
         p.text(self.text())
-
-
 
 
 class StaticArgumentCard:
