@@ -82,14 +82,14 @@ CASES = [
     ("%jit_compare -n 1 -r 1 py(xs)", ""),
     ("%jaxpr --memory np.sin(x)", ""),
     # undefined names
-    ("%jaxpr g(x)", "NameError: name 'g' is not defined"),
+    ("%jaxpr predcit(x)", "NameError: name 'predcit' is not defined"),
     ("%jaxpr f(y_undefined)", "NameError: name 'y_undefined' is not defined"),
-    ("%jaxpr --values g(x)", "NameError: name 'g' is not defined"),
-    ("%jit_compare g(x)", "NameError: name 'g' is not defined"),
-    ("%%jaxpr\nq = 1\ng(x)", "NameError: name 'g' is not defined"),
+    ("%jaxpr --values predcit(x)", "NameError: name 'predcit' is not defined"),
+    ("%jit_compare predcit(x)", "NameError: name 'predcit' is not defined"),
+    ("%%jaxpr\nq = 1\npredcit(x)", "NameError: name 'predcit' is not defined"),
     ("%shardviz not_here", "'not_here' is not defined"),
     ("%%shardviz\nnot_here", "NameError: name 'not_here' is not defined"),
-    ("%shardviz --plan g(x)", "NameError: name 'g' is not defined"),
+    ("%shardviz --plan predcit(x)", "NameError: name 'predcit' is not defined"),
     # a call that raises
     ("%jaxpr boom(x)", 'raise ValueError("boom in user code")'),
     ("%jaxpr --sharding boom(x)", 'raise ValueError("boom in user code")'),
@@ -120,6 +120,7 @@ CASES = [
 def newcomer(ip):
     ip.run_line_magic("jaxcheck", "on")
     ip.run_cell(SETUP)
+    ip.user_ns.pop("predcit", None)    # the typo stays undefined, whatever ran before
     return ip
 
 
@@ -137,10 +138,10 @@ def test_no_frame_of_ours_for_what_newcomers_get_wrong(newcomer, cell, expect):
 def test_an_undefined_name_is_one_line(newcomer):
     """Not a traceback whose one frame is the call jaxmagic evaluated ("Could not get
     source"): the error as one line, its type kept."""
-    r, cap = run(newcomer, "%jaxpr g(x)")
+    r, cap = run(newcomer, "%jaxpr predcit(x)")
     assert isinstance(r.error_in_exec, NameError)
     text = everything(cap).strip()
-    assert text == "NameError: name 'g' is not defined", text
+    assert text == "NameError: name 'predcit' is not defined", text
 
 
 @pytest.mark.parametrize("magic", ["jaxpr", "jit_compare", "shardviz --plan"])
@@ -321,9 +322,9 @@ def kernel(tmp_path_factory):
     k.close()
 
 
-IN_A_KERNEL = ["%jaxpr g(x)", "%jaxpr f(x, x)", "%jaxpr boom(x)", "%jaxpr kb(x)",
+IN_A_KERNEL = ["%jaxpr predcit(x)", "%jaxpr f(x, x)", "%jaxpr boom(x)", "%jaxpr kb(x)",
                "%jaxpr --memroy f(x)", "%%jaxpr\ny = (\nf(x)", "%jit_compare f(x, x)",
-               "%%shardviz\nboom(x)", "%jaxpr np.sin(x)", "%shardviz --plan g(x)"]
+               "%%shardviz\nboom(x)", "%jaxpr np.sin(x)", "%shardviz --plan predcit(x)"]
 
 
 @pytest.mark.parametrize("cell", IN_A_KERNEL)
@@ -332,7 +333,7 @@ def test_no_frame_of_ours_in_a_kernel(kernel, cell):
     status, outputs = kernel.run(cell)
     text = shown(outputs)
     assert not ours_in(text), f"a frame or path of jaxmagic's is shown:\n{text[-3000:]}"
-    if cell.startswith(("%jaxpr g", "%jaxpr f(x, x)", "%jaxpr kb", "%%shardviz")):
+    if cell.startswith(("%jaxpr predcit", "%jaxpr f(x, x)", "%jaxpr kb", "%%shardviz")):
         assert status == "error" and [o["output_type"] for o in outputs][-1] == "error"
 
 
