@@ -502,6 +502,20 @@ def loops():
 
 
 @pytest.mark.slow
+def test_inside_a_fold_every_box_counts_one_repetition(loops):
+    """Issue 42, item 8: inside `layer ×16` a line's box read "48 equations, dot_general
+    ×48" and hovering `add` said 16 equations: a fold draws one repetition, its ×16 says
+    how many; the fold's own hover still counts all 80."""
+    import json
+
+    assert "x = x @ w [3 equations; dot_general ×3]" in loops[0], loops[0]
+    assert "2 equations; tanh, add" in loops[0], loops[0]
+    hover = dict(map(tuple, json.loads(loops[1])))
+    assert hover["add"] == hover["tanh"] == hover["dot_general"] == 1, hover
+    assert hover["layer ×16"] == 80, hover
+
+
+@pytest.mark.slow
 def test_a_loop_of_operations_folds_named_for_what_one_iteration_computes(loops):
     """Issue 42, item 9: five functions in turn, 200 times, folded as `relu ×40` (the one
     call of the five); a loop whose constant changes drew the first iteration's; and

@@ -194,9 +194,11 @@ def fold(g: Graph) -> Graph:
     the same structure); edges from one call of a series to the next vanish, so the
     picture stays acyclic. Applied once: the result has no series left.
 
-    What a fold draws is one repetition, and its ×N says how many it stands for: a
-    constant that changes from one repetition to the next reads first…last, not the
-    first's.
+    What a fold draws is one repetition, and its ×N says how many it stands for: inside
+    it every box counts one repetition's equations (an `add` is 1 equation, not 16) and
+    a constant that changes from one repetition to the next reads first…last, not the
+    first's; the fold's own box, closed, counts all N. The nodes keep every repetition's
+    equations (`eqns`): a search, a profile and the values find them all there.
     """
     if not g.series:
         return g
@@ -226,8 +228,7 @@ def fold(g: Graph) -> Graph:
     merged = set(alias) | set(alias.values())
 
     def make(key: int, members: list[Node]) -> Node:
-        return replace(g.nodes[key], count=sum(m.count for m in members),
-                       title=_repeated_title([m.title for m in members]))
+        return replace(g.nodes[key], title=_repeated_title([m.title for m in members]))
 
     out = contract(replace(g, edges=edges), lambda n: root(n.id) if n.id in merged else None,
                    make)
