@@ -325,3 +325,20 @@ def test_a_value_only_the_backward_pass_reads_says_so():
     assert all(V.BACKWARD_ONLY in n.detail for n in masks), [n.detail for n in masks]
     told = [n for n in g.nodes.values() if V.BACKWARD_ONLY in n.detail]
     assert {n.id for n in told} == {n.id for n in masks}
+
+
+def test_a_line_nesting_the_same_calls_is_no_loop():
+    """Three `cos` and `sin` in turn on one line, each feeding the next, repeat no code:
+    no fold of `sin(cos(…))` ×3. The same two calls in a loop are one."""
+    def nested(x):
+        return jnp.sin(jnp.cos(jnp.sin(jnp.cos(jnp.sin(jnp.cos(x))))))
+
+    def looped(x):
+        for _ in range(3):
+            x = jnp.sin(jnp.cos(x))
+        return x
+
+    assert not full(nested, jnp.ones(3)).series
+    folded = V.fold(full(looped, jnp.ones(3)))
+    assert [V.series_title(c) for c in folded.clusters.values() if c.repeat > 1] == \
+        ["sin(cos(x)) ×3"]

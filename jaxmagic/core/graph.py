@@ -993,9 +993,9 @@ def _periods(b: _Builder) -> None:
     two repetitions; a step before the loop on another line (a `relu` after an
     embedding) is no iteration and does not move the phase.
 
-    A repetition is an iteration of a loop: the same operations from the same lines. One
-    of operations alone, no call among them (`for w in ws: x = jnp.tanh(x @ w)`), is
-    only where each feeds the next: the per-leaf copies of a tree map are no loop (`lanes`
+    A repetition of operations alone, no call among them (`for w in ws: x =
+    jnp.tanh(x @ w)`), is an iteration of a loop: the same operations made by the same
+    code, each feeding the next (the per-leaf copies of a tree map are no loop: `lanes`
     draws them). Each is named after what one iteration computes (`_period_name`)."""
     succ: dict[int, set[int]] = defaultdict(set)
     for e in b.edges:
@@ -1006,8 +1006,10 @@ def _periods(b: _Builder) -> None:
             continue
         keys = [_item_key(b, kind, i) for kind, i in items]
         loose = _Lazy(lambda j: _loose_key(b, *items[j]))     # only where a run ends
+        made = _Lazy(lambda j: _compat.source_instruction(b.eqn_of[items[j][1]],
+                                                          b.is_library_file))
         runs = sorted(_runs(items, keys, loose, 0, len(items),
-                            lambda start, p, k: _looped(succ, items, loose, start, p, k)))
+                            lambda start, p, k: _looped(succ, items, made, start, p, k)))
         if not runs:
             continue
         out, i = [], 0
@@ -1019,11 +1021,12 @@ def _periods(b: _Builder) -> None:
         b.order[parent] = out + items[i:]
 
 
-def _looped(succ: dict, items: list, loose: _Lazy, start: int, p: int, k: int) -> bool:
+def _looped(succ: dict, items: list, made: _Lazy, start: int, p: int, k: int) -> bool:
     """Whether the `k` repetitions of `p` operations at items[start] are a loop's: made
-    by the same lines, each feeding the next."""
+    by the same instructions of the user's code (`made`), each feeding the next. (One
+    line nesting the same calls, `sin(cos(sin(cos(x))))`, repeats no code.)"""
     for r in range(start, start + (k - 1) * p, p):
-        if any(loose[j] != loose[j + p] for j in range(r, r + p)):
+        if any(made[j] is None or made[j] != made[j + p] for j in range(r, r + p)):
             return False
         after = {i for _, i in items[r + p: r + 2 * p]}
         if not any(succ[i] & after for _, i in items[r: r + p]):
