@@ -1023,15 +1023,21 @@ def _periods(b: _Builder) -> None:
 
 def _looped(succ: dict, items: list, made: _Lazy, start: int, p: int, k: int) -> bool:
     """Whether the `k` repetitions of `p` operations at items[start] are a loop's: made
-    by the same instructions of the user's code (`made`), each feeding the next. (One
-    line nesting the same calls, `sin(cos(sin(cos(x))))`, repeats no code.)"""
-    for r in range(start, start + (k - 1) * p, p):
-        if any(made[j] is None or made[j] != made[j + p] for j in range(r, r + p)):
-            return False
-        after = {i for _, i in items[r + p: r + 2 * p]}
-        if not any(succ[i] & after for _, i in items[r: r + p]):
-            return False
-    return True
+    by the same instructions of the user's code (`made`), each feeding the next and no
+    later one (what a fold draws of them: an iteration, fed by the one before). One line
+    nesting the same calls, `sin(cos(sin(cos(x))))`, repeats no code; a loop reading
+    values of many iterations back draws as no one iteration."""
+    if any(made[j] is None or made[j] != made[j + p] for j in range(start, start + (k - 1) * p)):
+        return False
+    rep = {items[j][1]: (j - start) // p for j in range(start, start + k * p)}
+    fed = set()
+    for i, r in rep.items():
+        for t in succ[i]:
+            if rep.get(t, r) not in (r, r + 1):
+                return False
+            if rep.get(t) == r + 1:
+                fed.add(r)
+    return len(fed) == k - 1
 
 
 class _Lazy(dict):
