@@ -140,13 +140,8 @@ def from_fresh_traces(miss: str) -> bool:
     return bool(diffs) and all(_FRESH_TRACE_REGEX in line for line in diffs)
 
 
-def source_frames(eqn: Any, skip: Callable[[str], bool] | None = None) \
-        -> Iterator[tuple[str, int, str]]:
-    """(file, line, function) of each frame outside JAX and jaxmagic that emitted `eqn`
-    (and, given `skip`, outside the files it names), innermost first, lazily: callers
-    want the first of a kind, and a frame's line is worked out only for those asked for
-    (a Haiku ResNet50 step's 6,924 equations pass 128,000 frames of its module machinery
-    on the way to the user's line)."""
+def _user_raw_frames(eqn: Any, skip: Callable[[str], bool] | None) -> Iterator[tuple]:
+    """(code, last instruction) of each frame outside JAX and jaxmagic (and `skip`)."""
     from jax._src import source_info_util
 
     tb = eqn.source_info.traceback
@@ -157,8 +152,27 @@ def source_frames(eqn: Any, skip: Callable[[str], bool] | None = None) \
         # library registers its files as JAX's: Flax's module machinery), and outside us
         if source_info_util.is_user_filename(file) and not file.startswith(_OWN_DIR) \
                 and not (skip and skip(file)):
-            f = source_info_util.raw_frame_to_frame(code, lasti)
-            yield f.file_name, f.start_line, f.function_name
+            yield code, lasti
+
+
+def source_frames(eqn: Any, skip: Callable[[str], bool] | None = None) \
+        -> Iterator[tuple[str, int, str]]:
+    """(file, line, function) of each frame outside JAX and jaxmagic that emitted `eqn`
+    (and, given `skip`, outside the files it names), innermost first, lazily: callers
+    want the first of a kind, and a frame's line is worked out only for those asked for
+    (a Haiku ResNet50 step's 6,924 equations pass 128,000 frames of its module machinery
+    on the way to the user's line)."""
+    from jax._src import source_info_util
+
+    for code, lasti in _user_raw_frames(eqn, skip):
+        f = source_info_util.raw_frame_to_frame(code, lasti)
+        yield f.file_name, f.start_line, f.function_name
+
+
+def source_instruction(eqn: Any, skip: Callable[[str], bool] | None = None) -> tuple | None:
+    """The instruction of the first frame `source_frames` gives, (code, offset): two
+    equations of one line are made by one call or operator of it, or by two."""
+    return next(_user_raw_frames(eqn, skip), None)
 
 
 def is_backward(eqn: Any) -> bool:

@@ -435,3 +435,99 @@ def test_a_conv_with_another_stride_is_no_repeat(ip):
     assert list(series) == ["enc → relu ×2"], series
     first = next(c for c in g.clusters.values() if c.title == "enc_1")
     assert series["enc → relu ×2"] not in V.ancestors(g, first.id)
+
+
+LOOPS = """
+%load_ext jaxmagic
+import json
+import jax, jax.numpy as jnp
+from jaxmagic.explorer import JaxprExplorer
+
+def layer(x, w):
+    for _ in range(3):
+        x = x @ w
+    return x + jnp.tanh(x)
+
+def deep(x, ws):
+    for w in ws:
+        x = layer(x, w)
+    return x.sum()
+
+def cycle(x):
+    fs = [jnp.tanh, jnp.sin, jnp.cos, jax.nn.relu, jnp.exp]
+    for i in range(200):
+        x = fs[i % 5](x)
+    return x
+
+def shifted(x, w):
+    for i in range(16):
+        x = jnp.tanh(x @ w + i)
+    return x
+
+def mlp(ws, x):
+    for w in ws:
+        x = jnp.tanh(x @ w)
+    return jnp.sum(x)
+
+ws = [jnp.eye(4)] * 16
+w8 = [jnp.eye(8) * 0.5] * 16
+"""
+
+SHOWN = ["%jaxpr --lines layer deep(jnp.ones((2, 4)), ws)",
+         "v = %jaxpr -o deep(jnp.ones((2, 4)), ws)\n"
+         "print(json.dumps([[r['title'], r['equations']] for r in "
+         "JaxprExplorer(v).table.values()]))",
+         "%jaxpr cycle(jnp.ones(4))",
+         "%jaxpr shifted(jnp.ones((2, 4)), ws[0])",
+         "%jaxpr jax.grad(mlp)(w8, jnp.ones((2, 8)))"]
+
+
+@pytest.fixture(scope="module")
+def loops():
+    """What a real kernel shows of `SHOWN`, by cell: its text (a picture's text/plain)."""
+    import os
+    from pathlib import Path
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    root = Path(__file__).parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root),
+                                                       os.environ.get("PYTHONPATH", "")]))
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c)
+                                         for c in [LOOPS, *SHOWN]])
+    NotebookClient(nb, timeout=300, kernel_name="python3").execute(env=env)
+    return ["".join(o.get("text", "") + o.get("data", {}).get("text/plain", "")
+                    for o in cell.outputs) for cell in nb.cells[1:]]
+
+
+@pytest.mark.slow
+def test_inside_a_fold_every_box_counts_one_repetition(loops):
+    """Issue 42, item 8: inside `layer ×16` a line's box read "48 equations, dot_general
+    ×48" and hovering `add` said 16 equations: a fold draws one repetition, its ×16 says
+    how many; the fold's own hover still counts all 80."""
+    import json
+
+    assert "x = x @ w [3 equations; dot_general ×3]" in loops[0], loops[0]
+    assert "2 equations; tanh, add" in loops[0], loops[0]
+    hover = dict(map(tuple, json.loads(loops[1])))
+    assert hover["add"] == hover["tanh"] == hover["dot_general"] == 1, hover
+    assert hover["layer ×16"] == 80, hover
+
+
+@pytest.mark.slow
+def test_a_loop_of_operations_folds_named_for_what_one_iteration_computes(loops):
+    """Issue 42, item 9: five functions in turn, 200 times, folded as `relu ×40` (the one
+    call of the five); a loop whose constant changes drew the first iteration's; and
+    `for w in ws: x = jnp.tanh(x @ w)` under `grad`, no call at all, fell back to
+    "grouped by function". A repetition is named by the line that makes it where that
+    line says what it computes, else by its steps; its backward by the same line."""
+    assert "┌ tanh → sin → cos → relu → exp ×40\n" in loops[2], loops[2]
+    assert "┌ tanh(x @ w + i) ×16\n" in loops[3], loops[3]
+    assert " add · 0…15 ←" in loops[3], loops[3]
+    grad = loops[4]
+    assert "grouped by" not in grad, grad
+    assert "┌ tanh(x @ w) ×16\n" in grad, grad
+    # the first layer's backward makes no derivative of its input: beside the 15 alike
+    assert "┌ tanh(x @ w) ×15 · backward\n" in grad and \
+        "┌ tanh(x @ w) · backward\n" in grad, grad

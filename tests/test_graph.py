@@ -222,11 +222,11 @@ def test_coarsen_groups_by_line_and_phase():
         return jnp.sum(x)
 
     g = full(jax.grad(loss), jnp.ones((4, 4)), jnp.ones((2, 4)))
-    by_line = V.coarsen(g, "line")
+    by_line = V.coarsen(V.fold(g), "line")
     groups = [n for n in by_line.nodes.values() if n.kind == "group"]
     assert len(groups) < 10 < len(ops(g))
     assert {n.backward for n in groups} == {True, False}
-    assert sum(n.count for n in groups) == len(ops(g))
+    assert sum(len(n.eqns) for n in groups) == len(ops(g))     # each equation in a group
 
 
 @pytest.mark.parametrize("name", ["a<b>&\"c'", "{x}|\\N", "x\x07y"])
@@ -325,3 +325,20 @@ def test_a_value_only_the_backward_pass_reads_says_so():
     assert all(V.BACKWARD_ONLY in n.detail for n in masks), [n.detail for n in masks]
     told = [n for n in g.nodes.values() if V.BACKWARD_ONLY in n.detail]
     assert {n.id for n in told} == {n.id for n in masks}
+
+
+def test_a_line_nesting_the_same_calls_is_no_loop():
+    """Three `cos` and `sin` in turn on one line, each feeding the next, repeat no code:
+    no fold of `sin(cos(…))` ×3. The same two calls in a loop are one."""
+    def nested(x):
+        return jnp.sin(jnp.cos(jnp.sin(jnp.cos(jnp.sin(jnp.cos(x))))))
+
+    def looped(x):
+        for _ in range(3):
+            x = jnp.sin(jnp.cos(x))
+        return x
+
+    assert not full(nested, jnp.ones(3)).series
+    folded = V.fold(full(looped, jnp.ones(3)))
+    assert [V.series_title(c) for c in folded.clusters.values() if c.repeat > 1] == \
+        ["sin(cos(x)) ×3"]

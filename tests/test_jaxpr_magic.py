@@ -169,10 +169,12 @@ def test_depth_and_expand(ip):
 
 
 def test_node_budget_gives_coarser_view_with_note(ip):
-    ip.run_cell("def deep(v):\n    for _ in range(30):\n        v = jnp.tanh(v) * 2\n    return v")
+    # a loop whose every iteration differs (its array shrinks): nothing folds
+    ip.run_cell("def deep(v):\n    for _ in range(30):\n        v = jnp.tanh(v[1:]) * 2\n"
+                "    return v")
     ip.run_line_magic("config", "JaxMagic.max_nodes = 20")
     try:
-        v = ip.run_line_magic("jaxpr", "-o deep(jnp.ones(2))")
+        v = ip.run_line_magic("jaxpr", "-o deep(jnp.ones(40))")
     finally:
         ip.run_line_magic("config", "JaxMagic.max_nodes = 400")
     # the ladder: the requested (automatic) depth, then grouped by function, then phase

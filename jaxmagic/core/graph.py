@@ -7,6 +7,7 @@ data, so renderers never touch JAX.
 """
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import linecache
@@ -345,6 +346,7 @@ class _Builder:
         # what each cluster (None: the top) holds, in walk order: ("n", node) / ("c", cluster)
         self.order: dict[int | None, list[tuple[str, int]]] = defaultdict(list)
         self.first_eqn: dict[int, Any] = {}    # a scope's first equation: where it is called
+        self.eqn_of: dict[int, Any] = {}       # an operation's node → its equation
         self.effectful: set[int] = set()        # nodes whose equations have effects
         self.is_library_file = calltree.library_test()
         self.around: list[tuple[str, ...]] = [()]   # the scopes of the equations walked
@@ -483,6 +485,7 @@ class _Builder:
                       collective=prim in COLLECTIVES and prim not in NO_DATA,
                       backward=backward, primitive=prim, eqns=(index,),
                       signature=f"{prim}:{shape}")
+        self.eqn_of[n] = eqn
         if _compat.has_effects(eqn):
             self.effectful.add(n)
         result = self.spec_of(eqn.outvars[0]) if self.sharding and eqn.outvars else None
@@ -988,14 +991,25 @@ def _periods(b: _Builder) -> None:
     that adds its loss to the Python float `0.0`), and a repetition begins there. Such a
     first (or last) iteration is a group of its own beside the fold, never split across
     two repetitions; a step before the loop on another line (a `relu` after an
-    embedding) is no iteration and does not move the phase."""
+    embedding) is no iteration and does not move the phase.
+
+    A repetition of operations alone, no call among them (`for w in ws: x =
+    jnp.tanh(x @ w)`), is an iteration of a loop: the same operations made by the same
+    code, each feeding the next (the per-leaf copies of a tree map are no loop: `lanes`
+    draws them). Each is named after what one iteration computes (`_period_name`)."""
+    succ: dict[int, set[int]] = defaultdict(set)
+    for e in b.edges:
+        succ[e.src].add(e.dst)
     for parent in list(b.order):
         items = b.order[parent]
-        if sum(kind == "c" for kind, _ in items) < 2:
+        if len(items) < 4:
             continue
         keys = [_item_key(b, kind, i) for kind, i in items]
         loose = _Lazy(lambda j: _loose_key(b, *items[j]))     # only where a run ends
-        runs = sorted(_runs(items, keys, loose, 0, len(items)))
+        made = _Lazy(lambda j: _compat.source_instruction(b.eqn_of[items[j][1]],
+                                                          b.is_library_file))
+        runs = sorted(_runs(items, keys, loose, 0, len(items),
+                            lambda start, p, k: _looped(succ, items, made, start, p, k)))
         if not runs:
             continue
         out, i = [], 0
@@ -1005,6 +1019,25 @@ def _periods(b: _Builder) -> None:
                        for r in range(k))
             i = start + p * k
         b.order[parent] = out + items[i:]
+
+
+def _looped(succ: dict, items: list, made: _Lazy, start: int, p: int, k: int) -> bool:
+    """Whether the `k` repetitions of `p` operations at items[start] are a loop's: made
+    by the same instructions of the user's code (`made`), each feeding the next and no
+    later one (what a fold draws of them: an iteration, fed by the one before). One line
+    nesting the same calls, `sin(cos(sin(cos(x))))`, repeats no code; a loop reading
+    values of many iterations back draws as no one iteration."""
+    if any(made[j] is None or made[j] != made[j + p] for j in range(start, start + (k - 1) * p)):
+        return False
+    rep = {items[j][1]: (j - start) // p for j in range(start, start + k * p)}
+    fed = set()
+    for i, r in rep.items():
+        for t in succ[i]:
+            if rep.get(t, r) not in (r, r + 1):
+                return False
+            if rep.get(t) == r + 1:
+                fed.add(r)
+    return len(fed) == k - 1
 
 
 class _Lazy(dict):
@@ -1050,21 +1083,27 @@ def _call_frame(b: _Builder, c: Cluster, exact: bool = False) \
         -> tuple[str, int, str] | None:
     """(file, line, function) of the user's frame that calls scope `c`; failing that
     (a named scope, which no function's frame shows), its first line unless `exact`."""
-    below = [c.id]
-    while below:        # the first equation in walk order, in `c` or a call inside it
-        x = below.pop(0)
-        if x in b.first_eqn:
-            break
-        below = [j for kind, j in b.order.get(x, ()) if kind == "c"] + below
-    else:
+    first = _first_equation(b, c)
+    if first is None:
         return None
     skip = calltree.library_dirs()
-    frames = [f for f in _compat.source_frames(b.first_eqn[x]) if not f[0].startswith(skip)]
+    frames = [f for f in _compat.source_frames(first) if not f[0].startswith(skip)]
     label = _base_label(c.label)
     inside = [k for k, f in enumerate(frames) if label in f[2].split(".")]
     if inside and inside[0] + 1 < len(frames):
         return frames[inside[0] + 1]
     return None if exact or not frames else frames[0]
+
+
+def _first_equation(b: _Builder, c: Cluster) -> Any:
+    """The first equation in walk order in `c` or a call inside it, or None."""
+    below = [c.id]
+    while below:
+        x = below.pop(0)
+        if x in b.first_eqn:
+            return b.first_eqn[x]
+        below = [j for kind, j in b.order.get(x, ()) if kind == "c"] + below
+    return None
 
 
 def _call_sites(b: _Builder) -> None:
@@ -1076,33 +1115,38 @@ def _call_sites(b: _Builder) -> None:
             c.site = Site(*_where_text(*f), f[0])
 
 
-def _runs(items: list, keys: list, loose: _Lazy, lo: int, hi: int) \
+def _runs(items: list, keys: list, loose: _Lazy, lo: int, hi: int, looped: Callable) \
         -> list[tuple[int, int, int]]:
     """(start, period, repetitions) of the groups to wrap in items[lo:hi], as `_periods`
     chooses them: a fold's repetitions, and the loose ones beside it, each apart."""
-    best = _best_run(items, keys, loose, lo, hi)
+    best = _best_run(items, keys, loose, lo, hi, looped)
     if best is None:
         return []
-    start, p, k, before, after = best
-    begin, end = start - before * p, start + (k + after) * p
+    start, p, k, before, after, part = best
+    begin, end = start - before * p, start + (k + after) * p + part
     loose_runs = [(begin + r * p, p, 1) for r in range(before)] + \
-        [(start + (k + r) * p, p, 1) for r in range(after)]
-    return [*_runs(items, keys, loose, lo, begin), *loose_runs, (start, p, k),
-            *_runs(items, keys, loose, end, hi)]
+        [(start + (k + r) * p, p, 1) for r in range(after)] + \
+        [(end - part, part, 1)] * (part > 0)
+    return [*_runs(items, keys, loose, lo, begin, looped), *loose_runs, (start, p, k),
+            *_runs(items, keys, loose, end, hi, looped)]
 
 
-def _best_run(items: list, keys: list, loose: _Lazy, lo: int, hi: int) \
-        -> tuple[int, int, int, int, int] | None:
-    """(start, period, repetitions, loose repetitions before, after) of the fold in
-    items[lo:hi] that covers the most items, or None."""
+def _best_run(items: list, keys: list, loose: _Lazy, lo: int, hi: int, looped: Callable) \
+        -> tuple[int, int, int, int, int, int] | None:
+    """(start, period, repetitions, loose repetitions before, after, a part of one) of
+    the fold in items[lo:hi] that covers the most items, or None; one of operations alone
+    where `looped` (start, period, repetitions) says they are a loop's."""
     where: dict[str, list[int]] = defaultdict(list)
     for j in range(lo, hi):
-        if items[j][0] == "c" and keys[j] is not None:
+        if keys[j] is not None:
             where[keys[j]].append(j)
     periods: set[int] = set()
-    for at in where.values():
+    for key, at in where.items():
+        # a call's later occurrences; an operation's next (operations are many, and a
+        # loop's body holds one that occurs once in it)
+        ahead = _OCCURRENCES if key[0] == "c" else 1
         for a, x in enumerate(at):
-            for y in at[a + 1: a + 1 + _OCCURRENCES]:
+            for y in at[a + 1: a + 1 + ahead]:
                 if y - x > (hi - lo) // 2:
                     break
                 periods.add(y - x)
@@ -1118,23 +1162,24 @@ def _best_run(items: list, keys: list, loose: _Lazy, lo: int, hi: int) \
             s = j
             while j + p < hi and keys[j] is not None and keys[j] == keys[j + p]:
                 j += 1
-            if (j - s + p) // p < 2:
-                continue
-            pattern = keys[s:s + p]
-            if len(set(pattern)) < 2 or not any(items[x][0] == "c" for x in range(s, s + p)):
+            if (j - s + p) // p < 2 or len(set(keys[s:s + p])) < 2:
                 continue
             run = _phase(loose, lo, hi, s, j + p, p)
             # the most items in groups, then the shorter pattern
-            if (sum(run[2:]) * p, -p) > score:
-                best, score = run, (sum(run[2:]) * p, -p)
+            covered = sum(run[2:5]) * p + run[5]
+            if (covered, -p) > score and (
+                    any(items[x][0] == "c" for x in range(s, s + p)) or looped(*run[:3])):
+                best, score = run, (covered, -p)
     return best
 
 
 def _phase(loose: _Lazy, lo: int, hi: int, s: int, e: int, p: int) \
-        -> tuple[int, int, int, int, int]:
+        -> tuple[int, int, int, int, int, int]:
     """The fold of items[s:e], which repeat with period `p`: (start, p, repetitions,
-    loose repetitions before, after), its repetitions beginning where the loose run
-    (items alike in what they call) begins, if that leaves two."""
+    loose repetitions before, after, items of a part of one after those), its
+    repetitions beginning where the loose run (items alike in what they call) begins, if
+    that leaves two. The part is a last iteration that makes less (a gradient's for the
+    first layer, whose input needs no derivative), two items or more of one."""
     back, fwd = s, e
     while back > lo and loose[back - 1] is not None and loose[back - 1] == loose[back - 1 + p]:
         back -= 1
@@ -1144,21 +1189,20 @@ def _phase(loose: _Lazy, lo: int, hi: int, s: int, e: int, p: int) \
     if (e - start) // p < 2:
         start = s
     k = (e - start) // p
-    return start, p, k, (start - back) // p, (fwd - start - k * p) // p
+    after, part = divmod(fwd - start - k * p, p)
+    return start, p, k, (start - back) // p, after, part if part > 1 else 0
 
 
 def _wrap(b: _Builder, parent: int | None, members: list[tuple[str, int]]) -> int:
     calls = [b.clusters[i] for kind, i in members if kind == "c"]
-    mixed = not all(c.backward for c in calls)     # a backward call named as it is drawn
-    names = [_base_label(c.label).split(": ")[-1] + (" · backward" if mixed and c.backward
-                                                     else "") for c in calls]
-    label = " → ".join(names)
-    if len(names) > 4 and len(label) > 48:      # a transformer layer's ten calls
-        label = " → ".join([*names[:2], "…", names[-1]])
-    level = calls[0].level
-    c = b.cluster("scope", label, parent, level, backward=all(x.backward for x in calls),
+    steps = calls or [b.nodes[i] for _, i in members]
+    label = _period_name(b, members)
+    level = calls[0].level if calls else b._level_of(parent, 0) + 1
+    c = b.cluster("scope", label, parent, level, backward=all(x.backward for x in steps),
                   label=label)
-    b.clusters[c].site = calls[0].site          # a series is called where its first is
+    # a series is called where its first is
+    b.clusters[c].site = calls[0].site if calls else \
+        Site(steps[0].where, steps[0].source, steps[0].file)
     b.clusters[c].period = True
     b.order[parent].pop()                       # `cluster` appended it: placed by caller
     b.order[c] = list(members)
@@ -1173,6 +1217,68 @@ def _wrap(b: _Builder, parent: int | None, members: list[tuple[str, int]]) -> in
         b.clusters[i].level += 1
         below.extend(j for kind, j in b.order.get(i, ()) if kind == "c")
     return c
+
+
+def _period_name(b: _Builder, members: list[tuple[str, int]]) -> str:
+    """What one repetition computes, named as the user wrote it: the calls in it, where
+    one is the user's (`Dense → BatchNorm → relu`); else the one line of the user's that
+    makes it, where more than one of that line's calls and operators do
+    (`tanh(x @ w)`); else its steps in order (`tanh → sin → cos → relu → exp`: a line
+    calling another function each time round, `fs[i % 5](x)`, says nothing of them)."""
+    calls = [b.clusters[i] for kind, i in members if kind == "c"]
+    if any(c.kind == "scope" for c in calls):
+        mixed = not all(c.backward for c in calls)   # a backward call named as it is drawn
+        return _chain_name([_base_label(c.label).split(": ")[-1] + (
+            " · backward" if mixed and c.backward else "") for c in calls])
+    line = _one_line(b, members)
+    if line:
+        return line
+    return _chain_name([_base_label(b.clusters[i].label).split(": ")[-1] if kind == "c"
+                        else b.nodes[i].title.split(" · ")[0] for kind, i in members])
+
+
+def _chain_name(names: list[str]) -> str:
+    label = " → ".join(names)
+    if len(names) > 4 and len(label) > 48:      # a transformer layer's ten calls
+        label = " → ".join([*names[:2], "…", names[-1]])
+    return label
+
+
+def _one_line(b: _Builder, members: list[tuple[str, int]]) -> str:
+    """The expression of the one line that makes every member, where two or more of its
+    instructions (calls, operators) do; else ""."""
+    wheres = {(b.clusters[i].where if kind == "c" else b.nodes[i].where)
+              for kind, i in members}
+    if len(wheres) != 1 or not next(iter(wheres)):
+        return ""
+    skip = b.is_library_file
+    eqns = [b.eqn_of[i] if kind == "n" else _first_equation(b, b.clusters[i])
+            for kind, i in members]
+    made = {_compat.source_instruction(e, skip) for e in eqns if e is not None}
+    made.discard(None)
+    if len(made) < 2:
+        return ""
+    code = next(iter(made))[0]
+    line = int(next(iter(wheres)).rsplit(":", 1)[1])
+    return _expression(linecache.getline(code.co_filename, line))
+
+
+_MODULES = re.compile(r"\b(?:jax\.(?:numpy|nn|lax|scipy\.\w+)|jnp|np|numpy|lax)\.")
+
+
+def _expression(line: str, limit: int = 40) -> str:
+    """The value a line of one statement computes, without the modules it names:
+    `tanh(x @ w)` for `x = jnp.tanh(x @ w)`; "" for a line that is no whole statement."""
+    try:
+        body = ast.parse(line.strip()).body
+    except SyntaxError:      # a statement continued on the next line
+        return ""
+    value = getattr(body[0], "value", None) if len(body) == 1 else None
+    if not isinstance(value, ast.expr):
+        return ""
+    if isinstance(body[0], ast.AugAssign):
+        value = ast.BinOp(body[0].target, body[0].op, value)
+    return _short(_MODULES.sub("", ast.unparse(value)), limit)
 
 
 def _series(b: _Builder) -> dict[int, tuple[int, int]]:

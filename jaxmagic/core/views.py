@@ -193,6 +193,12 @@ def fold(g: Graph) -> Graph:
     The later calls' nodes merge into the first's (matched in walk order: the calls have
     the same structure); edges from one call of a series to the next vanish, so the
     picture stays acyclic. Applied once: the result has no series left.
+
+    What a fold draws is one repetition, and its ×N says how many it stands for: inside
+    it every box counts one repetition's equations (an `add` is 1 equation, not 16) and
+    a constant that changes from one repetition to the next reads first…last, not the
+    first's; the fold's own box, closed, counts all N. The nodes keep every repetition's
+    equations (`eqns`): a search, a profile and the values find them all there.
     """
     if not g.series:
         return g
@@ -222,7 +228,7 @@ def fold(g: Graph) -> Graph:
     merged = set(alias) | set(alias.values())
 
     def make(key: int, members: list[Node]) -> Node:
-        return replace(g.nodes[key], count=sum(m.count for m in members))
+        return replace(g.nodes[key], title=_repeated_title([m.title for m in members]))
 
     out = contract(replace(g, edges=edges), lambda n: root(n.id) if n.id in merged else None,
                    make)
@@ -237,6 +243,20 @@ def fold(g: Graph) -> Graph:
             out.clusters[i] = c
     out.series = {}
     return out
+
+
+def _repeated_title(titles: list[str]) -> str:
+    """An operation's title for all its repetitions, in order (`primitive · constant,
+    constant`): `mul · 1…16` where a loop multiplies by its counter; the primitive alone
+    where some repetitions have no such constant."""
+    if len(set(titles)) == 1:
+        return titles[0]
+    op = titles[0].partition(" · ")[0]
+    rows = [t.partition(" · ")[2].split(", ") for t in titles]
+    if any(" · " not in t for t in titles) or len({len(r) for r in rows}) > 1:
+        return op
+    parts = [col[0] if len(set(col)) == 1 else f"{col[0]}…{col[-1]}" for col in zip(*rows)]
+    return f"{op} · {', '.join(parts)}"
 
 
 def series_title(c: Cluster) -> str:

@@ -365,7 +365,8 @@ def hover_table(g: G.Graph, folded: G.Graph, by_line: set[int],
             "title": n.title, "kind": n.primitive or n.kind, "detail": list(n.detail),
             "where": location(at.where, at.file, place),
             "source": at.source, "inputs": _distinct(ins.get(n.id, [])),
-            "outputs": _distinct(outs.get(n.id, [])), "equations": len(n.eqns),
+            "outputs": _distinct(outs.get(n.id, [])),
+            "equations": n.count if n.eqns else 0,       # a fold's: one repetition's
             "figures": figures("overlay", n.id), "click": click}
     for c in g.clusters.values():
         table[f"cluster_{c.id}"] = {
