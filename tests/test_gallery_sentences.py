@@ -253,6 +253,16 @@ def test_a_mutated_static_config_is_flagged_before_it_retraces(executed_notebook
     assert "changed while the function was traced (its hash changed)" in text
 
 
+def test_the_static_scalar_call_is_said_to_equal_jits_result(executed_notebooks):
+    nb = Notebook(executed_notebooks, "02_jit")
+    nb.says("On the Python number `1.`, `f` is Python arithmetic, no JAX operation: the line "
+            "says so, once it has checked that Python's `-1.0` equals what `jax.jit` returns")
+    text = nb.view("%jit_compare --budget 0.3 --static-argnums 1 f(1., 1)")
+    assert "f runs no JAX operation op by op" in text and "equal to what jax.jit returns" \
+        in text, text
+    assert "DIFFER" not in text and "speedup" not in text, text
+
+
 def test_convolve_opened_shows_the_flip_and_the_convolution(executed_notebooks):
     nb = Notebook(executed_notebooks, "07_convolution")
     nb.says("`--depth all` also opens what it calls: the flip of the kernel (`rev`) and the "

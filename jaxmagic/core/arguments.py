@@ -325,6 +325,7 @@ class Partition:
         # output leaves jit cannot return (left out): (type name, a JAX type?) each
         self.dropped: list[tuple[str, bool]] = []
         self.kept_outputs = True       # any output leaf is an array
+        self._kept: tuple | None = None    # (output treedef, kept per leaf): the first run's
 
     # ---- NNX ----
     def _slots(self) -> list[Slot]:
@@ -521,14 +522,19 @@ class Partition:
     def _arrays(self, out: Any) -> Any:
         """The output with leaves that are not arrays left out (jit could not return them;
         under the filter rule a Python number is no array either: `eqx.filter_jit` returns
-        a model's `Dropout.p` as the Python value it was)."""
-        keep = is_arraylike if self.every_leaf else is_array
-        leaves = jax.tree_util.tree_leaves(out)
-        self.dropped = [(type(x).__name__, is_arraylike(x)) for x in leaves if not keep(x)]
-        self.kept_outputs = len(self.dropped) < len(leaves)
-        if not self.dropped:
+        a model's `Dropout.p` as the Python value it was). The first run (jit's trace)
+        fixes which leaves: where it returned a traced Python number, an eager run keeps
+        the number, so eager and jit are compared on the same leaves."""
+        leaves, tree = jax.tree_util.tree_flatten(out)
+        if self._kept is None or self._kept[0] != tree:
+            keep = is_arraylike if self.every_leaf else is_array
+            self._kept = tree, [keep(x) for x in leaves]
+            self.dropped = [(type(x).__name__, is_arraylike(x))
+                            for x, k in zip(leaves, self._kept[1]) if not k]
+            self.kept_outputs = len(self.dropped) < len(leaves)
+        if all(self._kept[1]):
             return out
-        return jax.tree_util.tree_map(lambda x: x if keep(x) else None, out)
+        return tree.unflatten([x if k else None for x, k in zip(leaves, self._kept[1])])
 
     def _signature(self, pos: list[int], bind_static: bool):
         """The user's parameter names, so JAX's errors say "argument n"."""

@@ -689,15 +689,15 @@ class _Measurement:
 
         m = self.m
         self.eager_first, m.eager_first_s = self.guarded(eager_once)
-        leaves = jax.tree_util.tree_leaves
-        if self.part.dropped and not leaves(self.eager_first) and leaves(self.jit_first):
-            m.verdict = (f"{libraries.func_name(self.call.fun)} runs no JAX operation op by "
-                         f"op: Python computes what it returns ({kinds(self.part.dropped)}), "
-                         "where jax.jit traces its Python numbers as arrays; there is no JAX "
-                         "work to compare or speed up")
-            return
         m.results_match, m.max_abs_diff, m.max_rel_diff, m.leaves = \
             compare_outputs(self.eager_first, self.jit_first)
+        numbers = jax.tree_util.tree_leaves(self.eager_first)
+        if m.results_match and numbers and not any(hasattr(x, "dtype") for x in numbers):
+            m.verdict = (f"{libraries.func_name(self.call.fun)} runs no JAX operation op by "
+                         "op: Python computes what it returns ("
+                         f"{kinds([(type(x).__name__, True) for x in numbers])}), equal to what "
+                         "jax.jit returns; there is no JAX work to speed up")
+            return
         _name_updates(m.leaves, self.part.returned)
         if m.eager_first_s > m.budget_s:
             m.notes.append(f"the first eager call took {m.eager_first_s:.1f} s, outside the "
