@@ -46,6 +46,11 @@ class _Drawn:
     notes: list[str]
     seconds: float
 
+    def __post_init__(self) -> None:
+        # two levels that fail alike (the depth asked for and the automatic one, both
+        # past max_nodes) say so once
+        self.notes = list(dict.fromkeys(self.notes))
+
 
 def _level_text(g: G.Graph) -> str:
     """Which level a note is about, so the notes of successive levels differ."""
@@ -447,9 +452,10 @@ class JaxprView:
             title = f"{H.esc(self.func_name)} — {self.stage} ({len(self.stage_text or '')} chars)"
             return {"text/plain": visible(self.text()), "text/html": H.panel(body, title)}
         d = self._drawn
-        title = (f"{H.esc(self._title(d.graph))} "
-                 f'<span style="font-weight:400;color:{H.MUTED}">'
-                 f"({H.esc(self._summary(d.graph))})</span>")
+        # the picture carries the title (its PNG too, shown alone on GitHub)
+        summary = H.esc(self._summary(d.graph))
+        title = ("" if d.svg is not None else f"{H.esc(self._title(d.graph))} ") + \
+            f'<span style="font-weight:400;color:{H.MUTED}">({summary})</span>'
         note = H.esc(" · ".join(d.notes))
         if d.svg is not None:
             body = H.svg_img(layout.for_img(d.svg), f"jaxpr of {self.func_name}",
