@@ -77,7 +77,16 @@ def _engine(renderer: str) -> str:
 
 def svg_width_pt(svg: bytes) -> float | None:
     """A Graphviz SVG's natural width, in the points it writes."""
-    m = re.search(rb'<svg[^>]*\swidth="([\d.]+)pt"', svg[:2000])
+    return _svg_pt(svg, b"width")
+
+
+def svg_height_pt(svg: bytes) -> float | None:
+    """A Graphviz SVG's natural height, in the points it writes."""
+    return _svg_pt(svg, b"height")
+
+
+def _svg_pt(svg: bytes, attr: bytes) -> float | None:
+    m = re.search(rb'<svg[^>]*\s' + attr + rb'="([\d.]+)pt"', svg[:2000])
     return float(m.group(1)) if m else None
 
 
