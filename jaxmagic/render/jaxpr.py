@@ -455,8 +455,9 @@ class JaxprView:
         d = self._drawn
         # the picture carries the title (its PNG too, shown alone on GitHub)
         summary = H.esc(self._summary(d.graph))
-        title = ("" if d.svg is not None else f"{H.esc(self._title(d.graph))} ") + \
-            f'<span style="font-weight:400;color:{H.MUTED}">({summary})</span>'
+        muted = f'<span style="font-weight:400;color:{H.MUTED}">'
+        title = (f"{muted}{summary}</span>" if d.svg is not None else
+                 f"{H.esc(self._title(d.graph))} {muted}({summary})</span>")
         note = H.esc(" · ".join(d.notes))
         if d.svg is not None:
             body = H.svg_img(layout.for_img(d.svg), f"jaxpr of {self.func_name}",
