@@ -476,6 +476,8 @@ class JaxprView:
             body = _with_tables(body, side, d.svg)
         bundle = {"text/plain": visible(self.text()), "text/html": H.panel(body, title, note)}
         if d.png is not None:
+            # for GitHub's viewer: JupyterLab (trusted or not), Notebook 7, VS Code and
+            # nbconvert show the text/html, whose <img> cannot point at these bytes
             bundle["image/png"] = d.png
         return bundle
 
