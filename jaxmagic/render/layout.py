@@ -103,6 +103,13 @@ def for_img(svg: bytes) -> bytes:
     svg = re.sub(rb'<a xlink:title="[^"]*">\n?(.*?)</a>\n?', rb"\1", svg, flags=re.S)
     svg = re.sub(rb' (?:id|class)="[^"]*"', b"", svg)
     svg = _unwrap_groups(svg)
+    # the page's white (the <img> sits on white), a scale and rotation that do nothing,
+    # and the link namespace no link is left to use
+    svg = re.sub(rb'<polygon fill="white" stroke="(?:transparent|none)" points="[^"]*"/>\n?',
+                 b"", svg, count=1)
+    svg = svg.replace(b"scale(1 1) rotate(0) ", b"", 1)
+    if b"xlink:" not in svg.replace(b"xmlns:xlink=", b""):
+        svg = svg.replace(b' xmlns:xlink="http://www.w3.org/1999/xlink"', b"", 1)
     svg = re.sub(rb' (points|d|x|y|cx|cy|rx|ry|font-size|stroke-width|transform|viewBox)="([^"]*)"',
                  lambda m: b' %s="%s"' % (m[1], re.sub(rb"-?\d+\.\d+", _tenth, m[2])), svg)
     for attr, absent in ((b"font-family", None), (b"text-anchor", b"start"),
