@@ -81,7 +81,7 @@ class JaxprExplorer(anywidget.AnyWidget):
         self.view = view
         self.command = command
         self.exploration = Exploration(view, _place(get_ipython()))
-        self._show(self.exploration.frame(" · ".join(view.notes)))
+        self._show(self.exploration.frame())     # the notes are under the picture
         self.handle = None
         self.on_msg(self._on_message)
 

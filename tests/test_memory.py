@@ -17,6 +17,7 @@ from jaxmagic.core.compiled import memory as M
 from jaxmagic.core.compiled.analysis import analyze
 from jaxmagic.core.target import BoundCall
 from jaxmagic.core.trace import trace
+from jaxmagic.render import html as H
 from jaxmagic.render.memory import Memory, curve_svg
 
 LAYERS, WIDTH = 16, 256
@@ -198,6 +199,21 @@ def test_memory_magic_draws_bytes_at_peak(ip):
     assert "memory of jax.grad(step)" in view.text() and "XLA: temp" in view.text()
     r, cap = run(ip, "%jaxpr --memory jax.grad(step)(a, a)")
     assert r.success and "live at the peak" in cap.outputs[0].data["text/html"]
+
+
+def test_a_tables_rows_carry_its_ink_once_per_row(ip):
+    """The tables beside a picture give each row the panel colour and ink, which its
+    cells inherit; each cell keeps its own alignment and padding (what the notebook
+    themes set on cells). The ink written on each cell was 15 bytes of every one."""
+    ip.run_cell("def step(a, b):\n    return jnp.tanh(a @ b).sum()\na = jnp.ones((64, 64))")
+    r, _ = run(ip, "_v = %jaxpr --memory -o jax.grad(step)(a, a)")
+    assert r.success, r.error_in_exec
+    html = ip.user_ns["_v"]._repr_mimebundle_()["text/html"]
+    rows = re.findall(r'<tr style="([^"]*)">(.*?)</tr>', html)
+    cells = [c for _, row in rows for c in re.findall(r'<t[dh] style="([^"]*)"', row)]
+    assert len(rows) > 8 and all(f"color:{H.INK}" in style for style, _ in rows)
+    assert cells and all("text-align:left" in c and "padding:" in c and f"color:{H.INK}"
+                         not in c for c in cells)
 
 
 def test_memory_option_has_help(ip):

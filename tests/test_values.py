@@ -340,3 +340,32 @@ def test_a_compiled_body_past_its_budget_stands_as_one_equation(ip, monkeypatch)
     assert "did not summarise in full" in card.cause
     values = values_of(ip, SCAN, "f(c0, xs)").values
     assert any("values not summarised" in n for n in values.notes())
+
+
+MLP = """
+def layer(w, x):
+    return jnp.tanh(x @ w)
+def mlp(ws, x):
+    for w in ws:
+        x = layer(w, x)
+    return (x ** 2).sum()
+ws = [jnp.full((4, 4), 0.05 * (i + 1)) for i in range(16)]
+xs = jnp.ones((2, 4))
+"""
+
+
+def test_the_text_lists_the_values_to_look_at_and_says_where_the_rest_are(ip):
+    """A terminal's text lists the largest values and the NaN/Inf ones first, not all of
+    them (a 32-layer MLP's gradient listed 325, 27 KB stored in every notebook)."""
+    view = values_of(ip, "import jax, jax.numpy as jnp\n" + MLP, "jax.grad(mlp)(ws, xs)")
+    records = view.values.records()
+    rows = view.values.text().split("the largest values (|x|):\n")[1].splitlines()[1:]
+    listed = [r for r in rows if not r.startswith("note:")]
+    assert len(records) > 2 * len(listed) > 10
+    assert f"note: {len(records) - len(listed)} more in view.values.records()" in rows
+    largest = max(records, key=lambda r: max(abs(r["min"]), abs(r["max"])))
+    assert largest["primitive"] in listed[0] and "reduce_sum" in listed[0]
+    setup, *_ = TRAPS["where"]
+    text = values_of(ip, setup, "f(x)").values.text()
+    first = text.split("values with NaN or Inf, then the largest |x|:\n")[1].splitlines()[1]
+    assert "inf" in first.lower() or "nan" in first.lower()

@@ -214,29 +214,41 @@ def to_dot(g: Graph, rankdir: str = "TB", title: str = "",
         lines.extend(f"  n{n.id} -> n{i} [style=invis, weight=0];" for n in g.nodes.values()
                      if n.id not in feeding and n.cluster in g.clusters)
     lines += _stacked(in_rows, "source", first=True) + _stacked(out_rows, "sink", first=False)
-    for e in g.edges:   # xlabels are placed after layout: a third of the time of labels
+    said: set = set()       # the values labelled: each once, on its first edge
+    for e in g.edges:
+        value = (edge_overlay or {}).get((e.src, e.dst))
+        again = value is not None and (e.src, e.value) in said
+        if value is not None:
+            said.add((e.src, e.value))
         lines.append(f"  n{e.src} -> n{e.dst}"
-                     f"{_edge_attrs(g, e, (edge_overlay or {}).get((e.src, e.dst)))};")
+                     f"{_edge_attrs(g, e, value, again, roomy=bool(edge_overlay))};")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
-def _edge_attrs(g: Graph, e, value: tuple[str, bool] | None = None) -> str:
+def _edge_attrs(g: Graph, e, value: tuple[str, bool] | None = None,
+                again: bool = False, roomy: bool = False) -> str:
     """A value resharded on its way (`--sharding`) is a red dashed edge that says from
     what to what, between groups too; other edges carry their type inside one group,
     and their value's summary under it (`--values`). A value holding NaN or Inf is a red
-    edge that says so, between groups too."""
-    rows = [attr_text(e.label, 40)] if labelled(g, e) else []
+    edge that says so, between groups too.
+    A value is summarised on its first edge only (`again`: the same node's same output
+    on another edge, whose label stood over the first's); with summaries (`roomy`) every
+    edge's text is a label dot makes room for: xlabels, placed after the layout (a third
+    of the time of labels), stood over nodes, over each other and across a loop's
+    border."""
+    rows = [attr_text(e.label, 40)] if labelled(g, e) and not again else []
     alarm = value is not None and value[1]
-    if value is not None and (rows or alarm):
+    if value is not None and (rows or alarm) and not again:
         rows.append(attr_text(value[0], 48))
     if e.reshard:
         rows.append(attr_text(e.reshard, 60))
     text = "\\n".join(rows)
+    key = "label" if roomy else "xlabel"
     if e.reshard or alarm:
-        return (f' [xlabel="{text}", color="{RESHARD}", fontcolor="{RESHARD}", '
+        return (f' [{key}="{text}", color="{RESHARD}", fontcolor="{RESHARD}", '
                 + ("style=dashed, penwidth=1.6, minlen=2]" if e.reshard else "penwidth=1.6]"))
-    return f' [xlabel="{text}"]' if rows else ""
+    return f' [{key}="{text}"]' if rows else ""
 
 
 def _stacked(rows: list[list[Node]], where: str, first: bool) -> list[str]:

@@ -49,10 +49,11 @@ def table(rows: list[list[str]], header: list[str] | None = None) -> str:
     """Rows of already-escaped cells.
 
     Each row carries the panel colour: notebook themes stripe table rows (dark stripes on a
-    dark theme), which would put INK on a dark row.
+    dark theme), which would put INK on a dark row. It carries the ink too, for its cells
+    to inherit: the themes set a cell's alignment and padding, not its colour.
     """
-    cell = f"padding:2px 10px 2px 0;text-align:left;vertical-align:top;color:{INK}"
-    tr = f'<tr style="background:{PANEL}">'
+    cell = "padding:2px 10px 2px 0;text-align:left;vertical-align:top"
+    tr = f'<tr style="background:{PANEL};color:{INK}">'
     out = ['<table style="border-collapse:collapse;margin:0">']
     if header:
         out.append(tr + "".join(

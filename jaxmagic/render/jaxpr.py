@@ -28,6 +28,7 @@ from .dot import crowded as crowded_ends
 from .dot import to_dot
 from .text import to_text, visible
 
+TALL_PX = 480          # a picture taller than this has the overlays' tables under it
 KEPT_LAYOUTS = 64      # layouts a view keeps (its levels, its trials, its explorer's frames)
 
 _GROUPING_NOTE = {
@@ -46,6 +47,11 @@ class _Drawn:
     renderer: str
     notes: list[str]
     seconds: float
+
+    def __post_init__(self) -> None:
+        # two levels that fail alike (the depth asked for and the automatic one, both
+        # past max_nodes) say so once
+        self.notes = list(dict.fromkeys(self.notes))
 
 
 def _level_text(g: G.Graph) -> str:
@@ -467,9 +473,11 @@ class JaxprView:
             body = "".join(f'<div style="color:{H.INK}">{H.esc(n)}</div>' for n in d.notes)
             return {"text/plain": visible(self.text()),
                     "text/html": H.panel(body, H.esc(self._title(d.graph)))}
-        title = (f"{H.esc(self._title(d.graph))} "
-                 f'<span style="font-weight:400;color:{H.MUTED}">'
-                 f"({H.esc(self._summary(d.graph))})</span>")
+        # the picture carries the title (its PNG too, shown alone on GitHub)
+        summary = H.esc(self._summary(d.graph))
+        muted = f'<span style="font-weight:400;color:{H.MUTED}">'
+        title = (f"{muted}{summary}</span>" if d.svg is not None else
+                 f"{H.esc(self._title(d.graph))} {muted}({summary})</span>")
         note = H.esc(" · ".join(d.notes))
         if d.svg is not None:
             body = H.svg_img(layout.for_img(d.svg), f"jaxpr of {self.func_name}",
@@ -485,19 +493,30 @@ class JaxprView:
             r.side_html(d.graph) for r in self._results if hasattr(r, "side_html") and
             (r is fill or getattr(r, "draws", None) != "fill")) if x)
         if side:
-            # the tables beside the picture, below it when the picture needs the cell's
-            # width to stay legible
-            natural = (_svg_width(d.svg) if d.svg is not None else None) or 480
-            body = (f'<div style="display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start">'
-                    f'<div style="flex:1 1 {min(natural, 1100):.0f}px;min-width:0">{body}</div>'
-                    f'<div style="flex:0 1 440px;min-width:300px">{side}</div></div>')
+            body = _with_tables(body, side, d.svg)
         bundle = {"text/plain": visible(self.text()), "text/html": H.panel(body, title, note)}
         if d.png is not None:
+            # for GitHub's viewer: JupyterLab (trusted or not), Notebook 7, VS Code and
+            # nbconvert show the text/html, whose <img> cannot point at these bytes
             bundle["image/png"] = d.png
         return bundle
 
     def __repr__(self) -> str:
         return f"<JaxprView {self.func_name}: {G.equations(self.num_equations)}>"
+
+
+def _with_tables(picture: str, tables: str, svg: bytes | None) -> str:
+    """The overlays' tables beside a short picture, under a tall one at the cell's width:
+    beside a tall picture (or the explorer's scroll box drawn in its place) they stood in
+    a third of the width, wrapped row by row, the width under them blank. Wrapped under
+    a short picture that needs the width to stay legible, they take the width too."""
+    height = (layout.svg_height_pt(svg) or 0) * 4 / 3 if svg is not None else 0
+    if height > TALL_PX:
+        return f'{picture}<div style="margin-top:10px">{tables}</div>'
+    natural = (_svg_width(svg) if svg is not None else None) or 480
+    return (f'<div style="display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start">'
+            f'<div style="flex:1 1 {min(natural, 1100):.0f}px;min-width:0">{picture}</div>'
+            f'<div style="flex:1 1 440px;min-width:300px">{tables}</div></div>')
 
 
 def _over(below: dict, above: dict) -> dict:

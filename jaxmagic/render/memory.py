@@ -295,11 +295,10 @@ def curve_svg(p: MemoryProfile, width: int = 420, height: int = 150) -> str:
                      f'height="{h}" fill="#eef2ff"/>')
         label = (f'<text x="{left + w - 3}" y="{top + 10}" text-anchor="end" '
                  f'fill="#4338ca">backward pass</text>')
-    if points:
+    if points:      # one shape, filled and outlined: its points written once, not twice
         area = f"{x(0):.1f},{y(0):.1f} " + " ".join(points) + f" {x(n - 1):.1f},{y(0):.1f}"
-        parts.append(f'<polygon points="{area}" fill="#bfdbfe"/>'
-                     f'<polyline points="{" ".join(points)}" fill="none" stroke="#1d4ed8" '
-                     f'stroke-width="1.2"/>')
+        parts.append(f'<polygon points="{area}" fill="#bfdbfe" stroke="#1d4ed8" '
+                     f'stroke-width="1.2" stroke-linejoin="round"/>')
     px, py = x(p.peak_step), y(p.peak_bytes)
     anchor = "end" if px > left + w * 0.6 else "start"
     parts.append(label + f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3" fill="{EMPHASIS}"/>'

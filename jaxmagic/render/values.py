@@ -20,6 +20,7 @@ from .text import visible
 
 BAD_FILL = "#fee2e2"
 TOP_GROUPS = 6
+TOP_VALUES = 12
 MOST_LAYERS = 12     # rows of a layer table; more are sampled evenly
 
 
@@ -218,10 +219,20 @@ class Values:
             lines += [""] + self.card.lines()
         lines += ["", "by group (largest |x|):"]
         lines += _columns([[num(m), g] for g, m in self.groups()], ["max |x|", "group"])
-        lines += ["", "every value:"]
-        rows = [[r["where"] or "—", r["primitive"], r["aval"], short(self.flow.summaries[
-            r["value"]])] for r in self.records()]
+        # what a terminal needs: the values with NaN or Inf where they are born, then the
+        # largest (every value, 325 lines for a 32-layer MLP's gradient, is in records())
+        records = self.records()
+        s = self.flow.summaries
+        top = sorted(records, key=lambda r: (0, 0) if s[r["value"]].nonfinite else
+                     (1, -s[r["value"]].magnitude))[:TOP_VALUES]
+        bad = any(x.nonfinite for x in s.values())
+        lines += ["", "values with NaN or Inf, then the largest |x|:" if bad else
+                  "the largest values (|x|):"]
+        rows = [[r["where"] or "—", r["primitive"], r["aval"], short(s[r["value"]])]
+                for r in top]
         lines += _columns(rows, ["where", "made by", "type", "summary"])
+        if len(records) > TOP_VALUES:
+            lines.append(f"note: {len(records) - TOP_VALUES} more in view.values.records()")
         lines += [f"note: {n}" for n in self.notes()]
         return "\n".join(lines)
 
