@@ -268,6 +268,55 @@ def test_a_nan_born_inside_a_shard_map_body_is_found_at_its_line(ip):
     assert not any("only its outputs" in n for n in values.notes())
 
 
+# a division by the body's own argument, 0 / 0 on one device's block or one iteration
+BODY_ARGUMENT = {
+    "shard_map": ("""
+from jax.sharding import Mesh, PartitionSpec as P
+mesh = Mesh(jax.devices(), ("d",))
+def ratio(v):
+    return (v * 2.) / v
+r = jax.jit(jax.shard_map(ratio, mesh=mesh, in_specs=P("d"), out_specs=P("d")))
+""", "r(jnp.arange(16.))", "ratio:4", ""),
+    "shard_map_argument_only": ("""
+from jax.sharding import Mesh, PartitionSpec as P
+mesh = Mesh(jax.devices(), ("d",))
+def ratio(v):
+    return v / v
+r = jax.jit(jax.shard_map(ratio, mesh=mesh, in_specs=P("d"), out_specs=P("d")))
+""", "r(jnp.arange(16.))", "ratio:4", ""),
+    "scan": ("""
+def r(c0, xs):
+    def step(c, x):
+        return c - 1., x / c
+    return jax.lax.scan(step, c0, xs)
+""", "r(jnp.float32(2.), jnp.zeros(4))", "step:3", "iteration 2 of scan ×4"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BODY_ARGUMENT))
+def test_a_division_by_a_bodys_own_argument_has_its_cause(ip, case):
+    setup, call, where, iteration = BODY_ARGUMENT[case]
+    view = values_of(ip, setup, call)
+    card = view.values.card
+    assert (card.primitive, card.where.split(" (")[0], card.iteration) == \
+        ("div", where, iteration)
+    assert card.cause == "0 / 0" and "guard the denominator" in card.fix
+    assert "0 / 0" in view.text() and "0 / 0" in view._repr_mimebundle_()["text/html"]
+
+
+def test_a_cause_whose_inputs_were_not_all_summarised_says_so_and_guesses_nothing():
+    from jaxmagic.core.nonfinite import cause
+    from jaxmagic.core.values import Equation, Flow, Summary
+
+    zero, nan = Summary("f32[2]", "float", 2, zeros=2, finite=2), \
+        Summary("f32[2]", "float", 2, nan=2)
+    div = Equation(0, "div", ((-1, 0), (-1, 1)), ((0, 0),), nan_born_at=0)
+    for known in ((-1, 0), (-1, 1)):        # the numerator's summary, or the denominator's
+        why = cause(Flow({known: zero, (0, 0): nan}, {0: div}), div)
+        assert why.what == "div made NaN from inputs --values did not summarise (see " \
+            "the notes)", why
+
+
 def test_a_pmap_body_is_opened_where_pmap_is_a_shard_map(ip):
     from jaxmagic import _compat
 
@@ -340,3 +389,4 @@ def test_a_compiled_body_past_its_budget_stands_as_one_equation(ip, monkeypatch)
     assert "did not summarise in full" in card.cause
     values = values_of(ip, SCAN, "f(c0, xs)").values
     assert any("values not summarised" in n for n in values.notes())
+

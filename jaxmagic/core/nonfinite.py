@@ -158,14 +158,20 @@ def cause(flow: Flow, eqn: Equation) -> Cause:
                      "in full (see the notes)",
                      f"run %jaxpr --values on the function {eqn.primitive} runs, with "
                      "one shard's (one iteration's) inputs")
-    ins = [s for s in inputs(flow, eqn) if s is not None]
+    ins = inputs(flow, eqn)
     outs = [flow.summaries[v] for v in eqn.outs if v in flow.summaries]
     out = next((s for s in outs if s.nonfinite), outs[0] if outs else None)
     rule = RULES.get(eqn.primitive)
-    found = rule(ins, out) if rule is not None and ins and out is not None else None
+    # a rule reads its inputs by position: only where every one was summarised
+    missing = None in ins or out is None
+    found = rule(ins, out) if rule is not None and ins and not missing else None
     if found is not None:
         return found
     made = "NaN" if out is not None and out.nan else "Inf"
+    if missing:
+        return Cause(f"{eqn.primitive} made {made} from inputs --values did not "
+                     "summarise (see the notes)", "run %jaxpr --values on the function "
+                     "this line is in, with the inputs it sees there")
     if any(s.pinf or s.ninf for s in ins):
         return Cause(f"{eqn.primitive} of an Inf made {made}",
                      "the Inf comes first: see where it was born")

@@ -87,7 +87,9 @@ class Equation:
 @dataclass
 class Flow:
     """The summaries of one run: by value id (`(equation, output)`, `(-1, i)` for the
-    i-th argument, `(-2, i)` for a captured constant) and the equations."""
+    i-th argument, `(-2, i)` for a captured constant, `("in", body, k)` for a loop's or a
+    shard_map's k-th argument as its body saw it, pooled over iterations or devices) and
+    the equations."""
 
     summaries: dict[tuple, Summary]
     equations: dict[int, Equation]
@@ -412,9 +414,14 @@ class Walk:
 
     # -- loops, run as loops -------------------------------------------------------------
 
-    def body(self, jaxpr: Any, ins: list[_Entry], loops: tuple, start: int):
-        """A body evaluated in a frame of its own: (outputs, frame)."""
+    def body(self, jaxpr: Any, ins: list[_Entry], loops: tuple, start: int,
+             fresh: tuple = (), key: tuple = ()):
+        """A body evaluated in a frame of its own: (outputs, frame). `fresh`: its inputs
+        after `ins` that are no outer value (a loop's carry, a device's block), recorded
+        as values of their own, `key + (k,)`, for the causes of the equations reading
+        them."""
         frame = _Frame(loops)
+        ins = ins + [self.record(frame, key + (k,), v) for k, v in enumerate(fresh)]
         return self.run(jaxpr, ins, frame, start), frame
 
     def scan(self, eqn: Any, ins: list[_Entry], frame: _Frame, index: int) -> list:
@@ -427,9 +434,8 @@ class Walk:
         ids: dict = {}
 
         def step(c, x):
-            entries = consts + [_Entry(v, self.row_of(v, ("in", index, k), False), None)
-                                for k, v in enumerate(list(c) + list(x))]
-            outs, sub = self.body(p["jaxpr"], entries, loops, index + 1)
+            outs, sub = self.body(p["jaxpr"], consts, loops, index + 1,
+                                  list(c) + list(x), ("in", index))
             ids["rows"], ids["born"] = list(sub.rows), list(sub.born)
             rows, born = sub.stacked()
             return [o.value for o in outs[:ncarry]], ([o.value for o in outs[ncarry:]],
@@ -458,9 +464,8 @@ class Walk:
         ids: dict = {}
 
         def run_body(carry):
-            entries = bconsts + [_Entry(v, self.row_of(v, ("in", start, k), False), None)
-                                 for k, v in enumerate(carry)]
-            outs, sub = self.body(p["body_jaxpr"], entries, loops, start)
+            outs, sub = self.body(p["body_jaxpr"], bconsts, loops, start, carry,
+                                  ("in", start))
             ids["rows"], ids["born"] = list(sub.rows), list(sub.born)
             return [o.value for o in outs], sub.stacked()
 
@@ -495,9 +500,8 @@ class Walk:
         ids: dict = {}
 
         def body(*local):
-            entries = [_Entry(v, self.row_of(v, ("in", index, k), False), None)
-                       for k, v in enumerate(local)]
-            outs, sub = self.body(p["jaxpr"], entries, frame.loops, index + 1)
+            outs, sub = self.body(p["jaxpr"], [], frame.loops, index + 1, local,
+                                  ("in", index))
             ids["rows"], ids["born"] = list(sub.rows), list(sub.born)
             rows, born = sub.stacked()
             return tuple(o.value for o in outs), _compat.vary(jnp.asarray(rows)[None], axes), \

@@ -119,7 +119,7 @@ class Values:
         for vid, s in self.flow.summaries.items():
             node = self._node_of.get(vid[0])
             out.append({"value": vid, "aval": s.aval, "primitive": node.primitive
-                        if node else ("argument" if vid[0] == -1 else "constant"),
+                        if node else ("argument" if vid[0] in (-1, "in") else "constant"),
                         "where": node.where if node else "", **vars(s)})
         return out
 
