@@ -521,10 +521,19 @@ def bind_equation(eqn: Any, values: list) -> list:
 
 def values_config():
     """The configuration a `--values` run needs, for its own duration only: NaN and Inf
-    checks off (the run looks for them itself) and jit on, whatever the user has set."""
+    checks off (the run looks for them itself) and jit on, whatever the user has set.
+    Leaving `jax.debug_nans(False)` sets the thread's NaN-check hook of jit's C++ path to
+    None instead of unsetting it, which on 0.10 (not 0.12) turns the checks off for every
+    jitted function called before (`jnp.clip`'s) even once the user turns them on: the
+    hook is put back as it was."""
     import contextlib
 
+    from jax._src import api
+
     stack = contextlib.ExitStack()
+    hook = getattr(api, "_post_hook_state", None)    # older: a None there is unset
+    if hook is not None:
+        stack.callback(hook.set_local, hook.get_local())
     stack.enter_context(jax.debug_nans(False))
     stack.enter_context(jax.debug_infs(False))
     stack.enter_context(jax.disable_jit(False))

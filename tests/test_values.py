@@ -390,3 +390,48 @@ def test_a_compiled_body_past_its_budget_stands_as_one_equation(ip, monkeypatch)
     values = values_of(ip, SCAN, "f(c0, xs)").values
     assert any("values not summarised" in n for n in values.notes())
 
+
+DEBUG_NANS_AFTER = """
+import json, sys
+import jax, jax.numpy as jnp
+import jaxmagic
+def g(w):
+    return jnp.clip(w, 0., 1.) * jnp.sqrt(w - 3.)
+w = jnp.array([0., 2.])
+g(w), jax.jit(g)(w)      # jit's C++ path now holds g, clip and each eager primitive
+before = jax.config.values.copy()
+jax.config.update("jax_debug_nans", True)
+if sys.argv[1] == "values":
+    jaxmagic.values(lambda x: jnp.log(x - 1.), jnp.ones(3)).values.card
+said = []
+for f in (g, jax.jit(g)):
+    try:
+        f(w)
+        said.append("no error")
+    except FloatingPointError as e:
+        said.append(str(e).splitlines()[0])
+jax.config.update("jax_debug_nans", False)
+changed = sorted(k for k, v in jax.config.values.items() if before.get(k) != v)
+print(json.dumps({"said": said, "changed": changed}))
+"""
+
+
+def test_jax_debug_nans_says_after_values_what_it_says_in_a_fresh_process(tmp_path):
+    """A NaN check `--values` turns off for its run stays on for every jitted function
+    the process called before it (`jnp.clip`'s, each eager primitive's)."""
+    import json
+    import subprocess
+    import sys
+
+    script = tmp_path / "after.py"
+    script.write_text(DEBUG_NANS_AFTER)
+
+    def said(*argv):
+        out = subprocess.run([sys.executable, str(script), *argv], capture_output=True,
+                             text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout.splitlines()[-1])
+
+    fresh, after = said("fresh"), said("values")
+    assert fresh["said"] == ["invalid value (nan) encountered in sqrt"] * 2, fresh
+    assert after == fresh
