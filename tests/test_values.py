@@ -435,3 +435,33 @@ def test_jax_debug_nans_says_after_values_what_it_says_in_a_fresh_process(tmp_pa
     fresh, after = said("fresh"), said("values")
     assert fresh["said"] == ["invalid value (nan) encountered in sqrt"] * 2, fresh
     assert after == fresh
+
+
+INTEGER_DIVISION = """
+def f(x, d):
+    q = x // d
+    def step(c, row):
+        return c, jax.lax.div(c, row)
+    return q, jax.lax.scan(step, x, jnp.stack([d + 1, d]))[1]
+x = jnp.array([5, 0, -3, 7])
+d = jnp.array([0, 0, 0, 2])
+"""
+
+
+def test_an_integer_division_by_0_says_what_it_returned_at_its_line(ip):
+    from jaxmagic.render.values import num
+
+    view = values_of(ip, INTEGER_DIVISION, "f(x, d)")
+    x, d = ip.user_ns["x"], ip.user_ns["d"]      # what JAX itself returns there
+    floor, div = np.asarray(x // d)[d == 0], np.asarray(jax.lax.div(x, d))[d == 0]
+    said = [n for n in view.values.notes() if n.startswith("integer division by 0")]
+    assert said == [
+        f"integer division by 0 at f:2: x // y returned {num(floor.min())} to "
+        f"{num(floor.max())} where the divisor was 0 (3 of i32[4]), no error and no NaN "
+        "(checkify.checkify(f, errors=checkify.div_checks) flags it)",
+        f"integer division by 0 at step:4: div returned {num(div.min())} where the divisor "
+        "was 0 (3 of i32[4]), no error and no NaN (checkify.checkify(f, "
+        "errors=checkify.div_checks) flags it)"], said
+    assert floor.min() < floor.max() and div.min() == div.max()
+    assert view.values.card is None and said[0] in view.text()
+    assert "integer division by 0 at f:2" in view._repr_mimebundle_()["text/html"]

@@ -36,6 +36,10 @@ FLOAT, INTEGER, BOOL, KEY, OTHER = "float", "int", "bool", "key", "other"
 _OPENED = frozenset(p for p, kind in CALLS.items() if kind not in ("shard_map", "pmap"))
 _SHARD_MAP = "shard_map"
 COMPILED_BUDGET = 300
+# jnp's calls whose result is an integer `div`'s made good (x // y), and the id of what
+# an integer division returned where its divisor was 0
+RETURNS_FOR_DIV = frozenset({"floor_divide"})
+BY_ZERO = "by_zero"
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,11 @@ class Flow:
     budget_left_out: int = 0       # values past the budget: only their non-finite counts
     seconds: float = 0.0
     results: list = field(default_factory=list)       # the call's results' value ids
+    # integer divisions (`div`) whose divisor held a 0, by equation: what they returned
+    # there (as `Summary`: n the zero divisors, min/max the values); `by_zero_in` names
+    # the call whose result that is (`floor_divide`: `x // 0`) where it is not the div's
+    by_zero: dict[int, Summary] = field(default_factory=dict)
+    by_zero_in: dict[int, str] = field(default_factory=dict)
 
     def reached_results(self) -> bool:
         """Whether a NaN or Inf is in the call's results (not only made and discarded, as
@@ -160,6 +169,18 @@ def row(x: Any, full: bool = True) -> Any:
     if _compat.is_tracer(x):
         return _traced_row(x, kind, full)
     return _host_row(np.asarray(x), kind, full)
+
+
+def masked_row(x: Any, mask: Any) -> Any:
+    """The summary row of `x` where `mask` holds (n: the count; no NaN, as integers)."""
+    xp = jnp if _compat.is_tracer(x) or _compat.is_tracer(mask) else np
+    dtype = np.float32 if xp is jnp else np.float64
+    x, mask = xp.ravel(xp.asarray(x)).astype(dtype), xp.ravel(mask)
+    count = mask.sum().astype(dtype)
+    nil = xp.zeros((), dtype)
+    return xp.stack([count, nil, nil, nil, (mask & (x == 0)).sum().astype(dtype), count,
+                     xp.where(mask, x, 0).sum(), nil, xp.where(mask, x, xp.inf).min(),
+                     xp.where(mask, x, -xp.inf).max(), nil - 1, nil - 1])
 
 
 def _host_row(x: np.ndarray, kind: str, full: bool) -> np.ndarray:
@@ -309,6 +330,8 @@ class Walk:
         self.body_index: int | None = None         # the outermost compiled body running
         self.in_program: set = set()               # the values it summarises
         self.capped: dict[int, set] = {}           # those it left out, by body
+        self.zero_divisors: dict[int, Any] = {}    # an integer div's mask of them
+        self.by_zero_in: dict[int, str] = {}
 
     def row_of(self, x: Any, key: Any, full: bool = True) -> Any:
         """`row(x)`, or None for a value inside a compiled body past its budget."""
@@ -376,7 +399,10 @@ class Walk:
         if compiled is not None:
             return self.compiled(compiled, eqn, ins, frame, index)
         if prim in _OPENED and self._opens(eqn, ins):
-            return self.run(bodies(eqn)[0], ins, frame, index + 1)
+            outs = self.run(bodies(eqn)[0], ins, frame, index + 1)
+            if eqn.params.get("name") in RETURNS_FOR_DIV:
+                self._returned_by(eqn.params["name"], frame, index, size(eqn), outs)
+            return outs
         if bodies(eqn):
             self.skipped[index] = prim
         values = _compat.bind_equation(eqn, [e.value for e in ins])
@@ -406,11 +432,36 @@ class Walk:
              index: int) -> list[_Entry]:
         outs = [self.record(frame, (index, k), x) for k, x in enumerate(values)]
         frame.born[index] = born_flags([o.row for o in outs], [e.row for e in ins])
+        if eqn.primitive.name == "div" and self.avals[(index, 0)][1] == INTEGER:
+            self._by_zero(frame, index, ins[1].value, values[0])
         self.equations[index] = Equation(index, eqn.primitive.name,
                                          tuple(e.vid for e in ins),
                                          tuple(o.vid for o in outs), frame.loops,
                                          bool(bodies(eqn)))
         return outs
+
+    # -- integer division by 0: no NaN says it happened ---------------------------------
+
+    def _by_zero(self, frame: _Frame, index: int, divisor: Any, out: Any) -> None:
+        """Where an integer division's divisor held a 0, what it returned there (XLA's
+        −1, or the type's largest for unsigned ones)."""
+        xp = jnp if _compat.is_tracer(out) or _compat.is_tracer(divisor) else np
+        mask = xp.broadcast_to(xp.asarray(divisor) == 0, np.shape(out))
+        if xp is np and not mask.any():
+            return
+        self.zero_divisors[index] = mask
+        frame.rows[(BY_ZERO, index)] = masked_row(out, mask)
+
+    def _returned_by(self, name: str, frame: _Frame, index: int, n: int,
+                     outs: list[_Entry]) -> None:
+        """A call that makes `//` of a div (`floor_divide`): what it returned where the
+        divisor was 0, which is what the user's line returned."""
+        for i in range(index + 1, index + n):
+            mask = self.zero_divisors.pop(i, None)
+            if mask is not None and len(outs) == 1 and \
+                    np.shape(outs[0].value) == mask.shape:
+                frame.rows[(BY_ZERO, i)] = masked_row(outs[0].value, mask)
+                self.by_zero_in[i] = name
 
     # -- loops, run as loops -------------------------------------------------------------
 
@@ -655,7 +706,9 @@ def program_of(walk: Walk, traced: Any):
 def _collect(walk: Walk, row_ids: list, born_ids: list, rows: np.ndarray,
              born: np.ndarray, seconds: float) -> Flow:
     summaries = {vid: _summary(walk.avals.get(vid, ("?", OTHER)), r)
-                 for vid, r in zip(row_ids, rows)}
+                 for vid, r in zip(row_ids, rows) if vid[0] != BY_ZERO}
+    by_zero = {vid[1]: s for vid, r in zip(row_ids, rows) if vid[0] == BY_ZERO
+               and (s := _summary(walk.avals[(vid[1], 0)], r)).n}
     for index, flags in zip(born_ids, born):
         e = walk.equations.get(index)
         if e is not None:
@@ -668,7 +721,8 @@ def _collect(walk: Walk, row_ids: list, born_ids: list, rows: np.ndarray,
                 f"{walk.compiled_budget}: XLA compiles a kernel for each)"
                 for i, left in sorted(walk.capped.items()) if i in walk.equations]
     return Flow(summaries, walk.equations, walk.loops, skipped, walk.left_out, seconds,
-                walk.results)
+                walk.results, by_zero, {i: walk.by_zero_in[i] for i in by_zero
+                                        if i in walk.by_zero_in})
 
 
 def _summary(meta: tuple[str, str], r: np.ndarray) -> Summary:

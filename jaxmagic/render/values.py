@@ -202,8 +202,22 @@ class Values:
         return text + (f"; {bad_values} hold NaN or Inf" if bad_values else
                        "; all finite")
 
+    def by_zero(self) -> list[str]:
+        """Each integer division whose divisor held a 0: what it returned there, at its
+        line (no NaN marks it; XLA returns −1, or the largest unsigned value)."""
+        out = []
+        for index, s in sorted(self.flow.by_zero.items()):
+            node = self._node_of.get(index)
+            what = "x // y" if self.flow.by_zero_in.get(index) == "floor_divide" else "div"
+            got = num(s.min) if s.min == s.max else f"{num(s.min)} to {num(s.max)}"
+            out.append(f"integer division by 0 at {self._line(node) if node else '?'}: {what} "
+                       f"returned {got} where the divisor was 0 ({s.n} of {s.aval}), no "
+                       "error and no NaN (checkify.checkify(f, errors=checkify.div_checks)"
+                       " flags it)")
+        return out
+
     def notes(self) -> list[str]:
-        out = list(self.flow.skipped)
+        out = self.by_zero() + list(self.flow.skipped)
         if self.flow.budget_left_out:
             out.append(f"{self.flow.budget_left_out} values past the budget "
                        "(JaxMagic.values_budget): only their NaN/Inf counts")
