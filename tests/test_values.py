@@ -465,3 +465,29 @@ def test_an_integer_division_by_0_says_what_it_returned_at_its_line(ip):
     assert floor.min() < floor.max() and div.min() == div.max()
     assert view.values.card is None and said[0] in view.text()
     assert "integer division by 0 at f:2" in view._repr_mimebundle_()["text/html"]
+
+
+BORN_OUTSIDE = """
+scale = jnp.array([1., jnp.inf])
+def f(params, batch):
+    return (params["w"] * batch["x"]).sum() + batch["y"].sum() * scale.sum()
+params = {"w": jnp.ones(3)}
+batch = {"x": jnp.array([1., jnp.nan, 2.]), "y": jnp.ones(2)}
+"""
+
+
+def test_a_nan_brought_in_by_an_argument_names_it_and_says_the_program_did_not_make_it(ip):
+    from jaxmagic.render import html as H
+
+    view = values_of(ip, BORN_OUTSIDE, "f(params, batch)")
+    values = view.values
+    assert values.card is None                  # no equation made it
+    said = values.arrived()
+    assert said[0] == ("NaN 1 of f32[3] came in through the argument batch['x']: f did "
+                       "not make it; look where that value is made, before the call"), said
+    assert len(said) == 2 and said[1].startswith("+Inf 1 of f32[2] came in through the "
+                                                 "captured constant scale:"), said
+    assert said[0] in view.text()
+    html = view._repr_mimebundle_()["text/html"]
+    assert H.esc(said[0]) in html
+    assert "every value finite" not in html

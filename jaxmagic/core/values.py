@@ -107,6 +107,7 @@ class Flow:
     # the call whose result that is (`floor_divide`: `x // 0`) where it is not the div's
     by_zero: dict[int, Summary] = field(default_factory=dict)
     by_zero_in: dict[int, str] = field(default_factory=dict)
+    names: dict[tuple, str] = field(default_factory=dict)   # arguments' and constants'
 
     def reached_results(self) -> bool:
         """Whether a NaN or Inf is in the call's results (not only made and discarded, as
@@ -128,6 +129,12 @@ class Flow:
                  for at in [min((a for a in (e.born_at, e.nan_born_at) if a is not None),
                                 default=None)] if at is not None]
         return min(found, key=lambda t: t[:2])[2] if found else None
+
+    def arrived(self) -> list[tuple[tuple, Summary]]:
+        """The arguments and captured constants that brought a NaN or Inf into the call:
+        made before it, by no equation of the program."""
+        return [(v, s) for v, s in self.summaries.items() if v[0] in (-1, -2) and
+                s.nonfinite]
 
     def first_nan(self) -> Equation | None:
         """The first equation to make a NaN from NaN-free inputs: where `jax_debug_nans`
@@ -682,7 +689,10 @@ def summarise(traced: Any, args: list, budget: int = 20000, jit: bool = False) -
         else:
             (rows, born), row_ids, born_ids = program(*args)
         rows, born = np.asarray(rows), np.asarray(born)
-    return _collect(walk, row_ids, born_ids, rows, born, time.perf_counter() - start)
+    flow = _collect(walk, row_ids, born_ids, rows, born, time.perf_counter() - start)
+    flow.names = {**{(-1, i): n for i, n in enumerate(traced.in_names)},
+                  **{(-2, i): n for i, n in enumerate(traced.const_names)}}
+    return flow
 
 
 

@@ -202,6 +202,14 @@ class Values:
         return text + (f"; {bad_values} hold NaN or Inf" if bad_values else
                        "; all finite")
 
+    def arrived(self) -> list[str]:
+        """Each argument or captured constant that brought a NaN or Inf in: by name, made
+        before the call (the edges out of it are red, and no equation was its origin)."""
+        return [f"{bad(s)} of {s.aval} came in through the "
+                f"{'argument' if v[0] == -1 else 'captured constant'} "
+                f"{self.flow.names.get(v) or '?'}: {self.func_name} did not make it; look "
+                "where that value is made, before the call" for v, s in self.flow.arrived()]
+
     def by_zero(self) -> list[str]:
         """Each integer division whose divisor held a 0: what it returned there, at its
         line (no NaN marks it; XLA returns −1, or the largest unsigned value)."""
@@ -228,6 +236,7 @@ class Values:
 
     def text(self) -> str:
         lines = [f"values of {self.func_name}: {self.headline()}"]
+        lines += [""] + self.arrived() if self.flow.arrived() else []
         if self.card is not None:
             lines += [""] + self.card.lines()
         lines += ["", "by group (largest |x|):"]
@@ -392,17 +401,20 @@ class Values:
 
     def card_html(self) -> str:
         card = self.card
+        arrived = "".join(f'<div style="border-left:4px solid {EMPHASIS};padding:6px 8px;'
+                          f'margin-bottom:8px;background:#fef2f2;color:{H.INK}">{H.esc(x)}'
+                          '</div>' for x in self.arrived())
         if card is None:
-            return (f'<div style="color:{H.INK};margin-bottom:6px">every value finite'
-                    '</div>')
+            return arrived or (f'<div style="color:{H.INK};margin-bottom:6px">every value '
+                               'finite</div>')
         lines = card.lines()
         rest = "".join(f'<div style="margin-top:3px">{H.esc(x)}</div>' for x in lines[1:])
         # an Inf made and discarded before the results is worth knowing, not an alarm
         ink, paper = (EMPHASIS, "#fef2f2") if card.reached else (H.WARNING, "#fffbeb")
-        return (f'<div style="border-left:4px solid {ink};padding:6px 8px;'
-                f'margin-bottom:8px;background:{paper};color:{H.INK}">'
-                f'<div style="font-weight:600;color:{ink}">{H.esc(lines[0])}</div>'
-                f'{rest}</div>')
+        return arrived + (f'<div style="border-left:4px solid {ink};padding:6px 8px;'
+                          f'margin-bottom:8px;background:{paper};color:{H.INK}">'
+                          f'<div style="font-weight:600;color:{ink}">{H.esc(lines[0])}'
+                          f'</div>{rest}</div>')
 
     def side_html(self, g: Graph | None = None) -> str:
         groups = H.table([[H.esc(num(m)), H.esc(name)] for name, m in self.groups()],
