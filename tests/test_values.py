@@ -454,7 +454,7 @@ def test_an_integer_division_by_0_says_what_it_returned_at_its_line(ip):
     view = values_of(ip, INTEGER_DIVISION, "f(x, d)")
     x, d = ip.user_ns["x"], ip.user_ns["d"]      # what JAX itself returns there
     floor, div = np.asarray(x // d)[d == 0], np.asarray(jax.lax.div(x, d))[d == 0]
-    said = [n for n in view.values.notes() if n.startswith("integer division by 0")]
+    said = view.values.by_zero()
     assert said == [
         f"integer division by 0 at f:2: x // y returned {num(floor.min())} to "
         f"{num(floor.max())} where the divisor was 0 (3 of i32[4]), no error and no NaN "

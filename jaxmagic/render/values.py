@@ -24,6 +24,12 @@ MOST_LAYERS = 12     # rows of a layer table; more are sampled evenly
 
 
 
+def _box(ink: str, paper: str, inner: str) -> str:
+    """A card: a coloured rule on its left, its paper a tint of it."""
+    return (f'<div style="border-left:4px solid {ink};padding:6px 8px;margin-bottom:8px;'
+            f'background:{paper};color:{H.INK}">{inner}</div>')
+
+
 def num(x: float) -> str:
     """3 significant digits, a true minus sign."""
     if x != x:
@@ -220,12 +226,12 @@ class Values:
             got = num(s.min) if s.min == s.max else f"{num(s.min)} to {num(s.max)}"
             out.append(f"integer division by 0 at {self._line(node) if node else '?'}: {what} "
                        f"returned {got} where the divisor was 0 ({s.n} of {s.aval}), no "
-                       "error and no NaN (checkify.checkify(f, errors=checkify.div_checks)"
-                       " flags it)")
+                       f"error and no NaN (checkify.checkify({self.func_name}, "
+                       "errors=checkify.div_checks) flags it)")
         return out
 
     def notes(self) -> list[str]:
-        out = self.by_zero() + list(self.flow.skipped)
+        out = list(self.flow.skipped)
         if self.flow.budget_left_out:
             out.append(f"{self.flow.budget_left_out} values past the budget "
                        "(JaxMagic.values_budget): only their NaN/Inf counts")
@@ -236,7 +242,8 @@ class Values:
 
     def text(self) -> str:
         lines = [f"values of {self.func_name}: {self.headline()}"]
-        lines += [""] + self.arrived() if self.flow.arrived() else []
+        said = self.arrived() + self.by_zero()
+        lines += [""] + said if said else []
         if self.card is not None:
             lines += [""] + self.card.lines()
         lines += ["", "by group (largest |x|):"]
@@ -401,20 +408,18 @@ class Values:
 
     def card_html(self) -> str:
         card = self.card
-        arrived = "".join(f'<div style="border-left:4px solid {EMPHASIS};padding:6px 8px;'
-                          f'margin-bottom:8px;background:#fef2f2;color:{H.INK}">{H.esc(x)}'
-                          '</div>' for x in self.arrived())
+        said = "".join(_box(ink, paper, H.esc(x)) for lines, ink, paper in
+                       ((self.arrived(), EMPHASIS, "#fef2f2"),
+                        (self.by_zero(), H.WARNING, "#fffbeb")) for x in lines)
         if card is None:
-            return arrived or (f'<div style="color:{H.INK};margin-bottom:6px">every value '
-                               'finite</div>')
+            return said or (f'<div style="color:{H.INK};margin-bottom:6px">every value '
+                            'finite</div>')
         lines = card.lines()
         rest = "".join(f'<div style="margin-top:3px">{H.esc(x)}</div>' for x in lines[1:])
         # an Inf made and discarded before the results is worth knowing, not an alarm
         ink, paper = (EMPHASIS, "#fef2f2") if card.reached else (H.WARNING, "#fffbeb")
-        return arrived + (f'<div style="border-left:4px solid {ink};padding:6px 8px;'
-                          f'margin-bottom:8px;background:{paper};color:{H.INK}">'
-                          f'<div style="font-weight:600;color:{ink}">{H.esc(lines[0])}'
-                          f'</div>{rest}</div>')
+        return said + _box(ink, paper, f'<div style="font-weight:600;color:{ink}">'
+                           f'{H.esc(lines[0])}</div>{rest}')
 
     def side_html(self, g: Graph | None = None) -> str:
         groups = H.table([[H.esc(num(m)), H.esc(name)] for name, m in self.groups()],
