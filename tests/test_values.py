@@ -3,6 +3,7 @@ born, on JAX's FAQ traps, in loops, and beside `jax_debug_nans`; nothing of the 
 changed. Real shell, real JAX on 8 CPU devices."""
 from __future__ import annotations
 
+import json
 import re
 
 import jax
@@ -419,7 +420,6 @@ print(json.dumps({"said": said, "changed": changed}))
 def test_jax_debug_nans_says_after_values_what_it_says_in_a_fresh_process(tmp_path):
     """A NaN check `--values` turns off for its run stays on for every jitted function
     the process called before it (`jnp.clip`'s, each eager primitive's)."""
-    import json
     import subprocess
     import sys
 
@@ -491,3 +491,29 @@ def test_a_nan_brought_in_by_an_argument_names_it_and_says_the_program_did_not_m
     html = view._repr_mimebundle_()["text/html"]
     assert H.esc(said[0]) in html
     assert "every value finite" not in html
+
+
+def test_the_cards_in_a_kernel_draw_the_graph_and_no_frame_of_ours(tmp_path):
+    """A kernel, as a notebook runs these: each cell shows its picture and its card, with
+    no error and no path of jaxmagic's."""
+    import nbformat
+    from notebook_support import errors, execute, jaxmagic_outputs
+
+    cells = ["import jax, jax.numpy as jnp\n%load_ext jaxmagic"]
+    cells += [setup + f"\n%jaxpr --values {call}" for setup, call, *_ in
+              (BODY_ARGUMENT["shard_map"], BODY_ARGUMENT["scan"])]
+    cells += [INTEGER_DIVISION + "\n%jaxpr --values f(x, d)",
+              BORN_OUTSIDE + "\n%jaxpr --values f(params, batch)"]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nbformat.write(nb, tmp_path / "values.ipynb")
+    nb, _ = execute(tmp_path / "values.ipynb", tmp_path)
+    assert errors(nb) == []
+    outs = jaxmagic_outputs(nb)
+    said = {o.cell_index: o.html for o in outs if o.is_picture}
+    assert sorted(said) == [1, 2, 3, 4], [o.label for o in outs]
+    for index, words in ((1, "cause: 0 / 0"), (2, "cause: 0 / 0"),
+                         (3, "integer division by 0 at f:2"),
+                         (4, "came in through the argument batch[&#x27;x&#x27;]")):
+        assert words in said[index], (index, words)
+    shown = json.dumps([c.get("outputs") for c in nb.cells])
+    assert "jaxmagic/" not in shown and "Traceback" not in shown
