@@ -9,9 +9,11 @@ The summaries are the program's only outputs: nothing large reaches the host, an
 fuses the reductions with the equations they read. Loops are run as loops (`lax.scan`,
 `lax.while_loop`, `lax.switch`) whose bodies return their summaries per iteration, reduced
 over the iterations inside the program with the first iteration at which a value went
-non-finite. Calls (`jit`, `custom_jvp`, `checkpoint`, ...) are opened in place; any other
-equation with a body (`shard_map`, `pmap`, a kernel) runs as it is and only its outputs
-are summarised.
+non-finite; a loop's or a shard_map's own arguments are summarised as its body sees them
+(a cause reads them: `x / c` of a carry). Calls (`jit`, `custom_jvp`, `checkpoint`, ...)
+are opened in place; any other equation with a body (JAX 0.7's `xla_pmap`, a kernel)
+runs as it is and only its outputs are summarised. An integer division makes no NaN where
+its divisor is 0, so what it returned there is summarised too (`Flow.by_zero`).
 
 Equations are numbered in the walk order of `core.graph.build`, so every summary finds its
 node and edge on the drawn graph (`Edge.value`).

@@ -3,8 +3,10 @@ was born, for `%jaxpr --values` and `view.values`.
 
 The data is `core.values.Flow` (a summary per value, born flags per equation); this view
 puts the summaries on the picture's edges and hover, outlines the equation where the first
-non-finite value was born and names its cause and fix in a card (`core.nonfinite`), and
-lists the largest magnitudes by group and, for a folded series of layers, by layer.
+non-finite value was born and names its cause and fix in a card (`core.nonfinite`), says
+which argument brought in a NaN the program did not make and what an integer division by
+0 returned, and lists the largest magnitudes by group and, for a folded series of layers,
+by layer.
 """
 from __future__ import annotations
 
