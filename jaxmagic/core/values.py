@@ -88,6 +88,8 @@ class Equation:
     body: bool = False    # a body run as one equation (`shard_map`, `pmap`): not opened
     born_at: int | None = None      # the first iteration its outputs went non-finite
     nan_born_at: int | None = None  # from finite (NaN-free) inputs
+    called: str = ""      # the JAX function the user's line called (`jnp.linalg.norm`)
+    params: dict = field(default_factory=dict)     # its numbers (integer_pow's `y`)
 
 
 @dataclass
@@ -137,6 +139,22 @@ class Flow:
         made before it, by no equation of the program."""
         return [(v, s) for v, s in self.summaries.items() if v[0] in (-1, -2) and
                 s.nonfinite]
+
+    def absorbed(self) -> Equation | None:
+        """The first equation to make finite values of a NaN or Inf (a select dropping
+        it, x / inf = 0): where a non-finite value stops before the results."""
+        found = [e for e in self.equations.values() if any(
+            s.nonfinite for v in e.ins if (s := self.summaries.get(v)) is not None)
+            and not any(s.nonfinite for v in e.outs if (s := self.summaries.get(v)))]
+        return min(found, key=lambda e: e.index) if found else None
+
+    def intended(self) -> bool:
+        """Whether every non-finite value is an infinity the program writes itself (a
+        −inf mask, an inf sentinel in a min): no equation made one from finite values,
+        no argument brought one in, and no NaN came of them."""
+        bad = [s for s in self.summaries.values() if s.nonfinite]
+        return bool(bad) and self.origin() is None and not self.arrived() and \
+            not any(s.nan for s in bad)
 
     def first_nan(self) -> Equation | None:
         """The first equation to make a NaN from NaN-free inputs: where `jax_debug_nans`
@@ -341,6 +359,7 @@ class Walk:
         self.capped: dict[int, set] = {}           # those it left out, by body
         self.zero_divisors: dict[int, Any] = {}    # an integer div's mask of them
         self.by_zero_in: dict[int, str] = {}
+        self.calling = ""      # the JAX function of the call opened around (its name)
 
     def row_of(self, x: Any, key: Any, full: bool = True) -> Any:
         """`row(x)`, or None for a value inside a compiled body past its budget."""
@@ -408,7 +427,12 @@ class Walk:
         if compiled is not None:
             return self.compiled(compiled, eqn, ins, frame, index)
         if prim in _OPENED and self._opens(eqn, ins):
-            outs = self.run(bodies(eqn)[0], ins, frame, index + 1)
+            around, self.calling = self.calling, self.calling or \
+                _compat.library_function(eqn)
+            try:
+                outs = self.run(bodies(eqn)[0], ins, frame, index + 1)
+            finally:
+                self.calling = around
             if eqn.params.get("name") in RETURNS_FOR_DIV:
                 self._returned_by(eqn.params["name"], frame, index, size(eqn), outs)
             return outs
@@ -446,7 +470,10 @@ class Walk:
         self.equations[index] = Equation(index, eqn.primitive.name,
                                          tuple(e.vid for e in ins),
                                          tuple(o.vid for o in outs), frame.loops,
-                                         bool(bodies(eqn)))
+                                         bool(bodies(eqn)), called=self.calling or
+                                         _compat.library_function(eqn),
+                                         params={k: v for k, v in eqn.params.items()
+                                                 if type(v) in (int, float)})
         return outs
 
     # -- integer division by 0: no NaN says it happened ---------------------------------
@@ -622,8 +649,9 @@ def _last_uses(jaxpr: Any) -> dict[int, list]:
         for a in eqn.invars:
             if not _compat.is_literal(a):
                 last[a] = i
-    for a in jaxpr.outvars:
-        last.pop(a, None)
+    for a in jaxpr.outvars:     # a result may be a literal (`jnp.where`'s 1.0 branch)
+        if not _compat.is_literal(a):
+            last.pop(a, None)
     out: dict[int, list] = {}
     for v, i in last.items():
         out.setdefault(i, []).append(v)
