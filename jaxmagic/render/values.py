@@ -14,7 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ..core import nonfinite
-from ..core.graph import CALLS, Graph, Node
+from ..core.graph import CALLS, Cluster, Graph, Node
 from ..core.values import BOOL, FLOAT, INTEGER, KEY, Equation, Flow, Summary
 from . import html as H
 from .costs import EMPHASIS, _chain, _columns
@@ -80,13 +80,17 @@ class Card:
     nan_primitive: str = ""      # that equation's primitive (where jax_debug_nans stops)
     gradient_of: str = ""        # the forward primitive whose derivative the Inf is
     discarded: bool = False      # a jnp.where at that line discards the branch
-    reached: bool = True         # it reached the call's results (else it was discarded)
+    reached: bool = True         # it reached the call's results
+    within: str = ""             # the JAX function the line called (`jnp.linalg.norm`)
+    absorbed: str = ""           # where it stopped short of the results, and how
+    dropped: bool = False        # by a select: nothing is wrong with the results
 
     def lines(self) -> list[str]:
         side = "backward pass" if self.backward else "forward pass"
-        out = [f"first {self.what}: {self.primitive} at {self.where or '?'} ({side})"
-               + (f", {self.iteration}" if self.iteration else "")
-               + ("" if self.reached else " · discarded: no result holds NaN or Inf"),
+        within = f" in {self.within}" if self.within else ""
+        out = [f"first {self.what}: {self.primitive}{within} at {self.where or '?'} "
+               f"({side})" + (f", {self.iteration}" if self.iteration else "")
+               + (" · discarded: no result holds NaN or Inf" if self.dropped else ""),
                f"  {self.source}" if self.source else "",
                f"cause: {self.cause}"]
         if self.gradient_of:
@@ -95,12 +99,16 @@ class Card:
                           "still computed, and 0 · inf = NaN" if self.discarded else ""))
         if self.first_nan:
             out.append(f"the first NaN: {self.first_nan} (where jax_debug_nans stops)")
-        if self.reached:
-            out.append(f"fix: {nonfinite.DOUBLE_WHERE if self.discarded else self.fix}")
-        else:
-            out.append("nothing to fix for these results: a select (jnp.where, "
-                       "optax.join_schedules) drops it before them; under jax.grad of "
-                       f"this code the fix would be: {self.fix}")
+        fix = nonfinite.DOUBLE_WHERE if self.discarded else self.fix
+        if self.dropped:
+            out.append(f"nothing to fix for these results: {self.absorbed} drops it "
+                       f"before them; under jax.grad of this code the fix would be "
+                       f"(unchecked): {fix}")
+            return [x for x in out if x]
+        if not self.reached:
+            out.append(f"no result holds NaN or Inf, but {self.absorbed}: the results "
+                       "are finite and wrong")
+        out.append(f"fix (unchecked): {fix}")
         return [x for x in out if x]
 
 
@@ -146,26 +154,47 @@ class Values:
         if eqn is None:
             return None
         node = self._node_of.get(eqn.index) or self._body_of(eqn)
-        outs = [s for v in eqn.outs if (s := self.summary(v)) is not None]
-        what = "NaN" if any(s.nan for s in outs) else \
-            ("+Inf" if any(s.pinf for s in outs) else "−Inf")
+        what = nonfinite.made(self.flow, eqn)
         why = nonfinite.cause(self.flow, eqn)
         at = eqn.born_at if eqn.born_at is not None else eqn.nan_born_at
-        card = Card(what, eqn.primitive, node.where if node else "",
-                    node.source if node else "", bool(node and node.backward), why.what,
+        card = Card(what, eqn.primitive, self._line(node) if node else "",
+                    node.source if node else "", self._backward(node), why.what,
                     why.fix, self._iteration(eqn, at),
-                    reached=self.flow.reached_results())
+                    reached=self.flow.reached_results(), within=self._within(eqn))
+        self._absorbed(card)
         nan = self.flow.first_nan()
-        if nan is not None and nan.index != eqn.index:
+        if nan is not None and (nan.index != eqn.index or what != "NaN"):
             n = self._node_of.get(nan.index)
-            card.first_nan = (f"{nan.primitive} at {n.where if n else '?'}"
-                              f"{' (backward pass)' if n and n.backward else ''}: "
-                              f"{nonfinite.cause(self.flow, nan).what}")
+            later = self._iteration(nan, nan.nan_born_at) if nan.index == eqn.index else ""
+            card.first_nan = (f"{nan.primitive} at {self._line(n) if n else '?'}"
+                              f"{' (backward pass)' if self._backward(n) else ''}"
+                              f"{', ' + later if later else ''}: "
+                              f"{nonfinite.cause(self.flow, nan, nan=True).what}")
             card.nan_primitive = nan.primitive
-            self._gradient(card, eqn, n)
         else:
             card.nan_primitive = eqn.primitive if what == "NaN" else ""
+        self._gradient(card, eqn)
         return card
+
+    def _within(self, eqn: Equation) -> str:
+        """The JAX function the line called, where it is not the primitive itself."""
+        name = eqn.called.rsplit(".", 1)[-1]
+        return "" if name in (eqn.primitive, "arc" + eqn.primitive[1:]) else eqn.called
+
+    def _absorbed(self, card: Card) -> None:
+        """Where a NaN or Inf that reached no result stopped, and how: a select drops
+        it; x / inf = 0 makes wrong finite values of it."""
+        if card.reached:
+            return
+        eqn = self.flow.absorbed()
+        if eqn is None:
+            return
+        n = self._node_of.get(eqn.index)
+        where = self._line(n) if n else "?"
+        card.dropped = eqn.primitive == "select_n"
+        card.absorbed = f"a select (jnp.where) at {where}" if card.dropped else \
+            f"{eqn.primitive} at {where} makes finite values of it" + \
+            (" (x / inf = 0)" if eqn.primitive == "div" else "")
 
     def _body_of(self, eqn: Equation):
         """The group a body run as one equation is drawn as (a scan, a shard_map): the
@@ -178,26 +207,42 @@ class Values:
         return next((self.full.clusters[c] for c in chain
                      if self.full.clusters[c].kind == kind), None)
 
-    def _gradient(self, card: Card, eqn: Equation, nan: Node | None) -> None:
-        """An Inf that becomes a NaN in the backward pass, born at a line whose forward
-        primitive has an infinite derivative there: name it, and a `jnp.where` at that
-        line that discards the branch."""
+    def _gradient(self, card: Card, eqn: Equation) -> None:
+        """In a gradient, an Inf born at a line one of whose forward primitives, run
+        before it, has an infinite derivative at the point its input was at: the cause
+        is that derivative, the fix that primitive's; and a user's `jnp.where` at that
+        line discards the branch, not its gradient."""
         node = self._node_of.get(eqn.index)
         line = self._line(node) if node is not None else ""
-        if not line or nan is None or not nan.backward:
+        if not line or not any(c.backward for c in self.full.clusters.values()):
             return
-        forward = [n for n in self._node_of.values() if not n.backward
-                   and self._line(n) == line]
-        singular = [n.primitive for n in forward if n.primitive in nonfinite.SINGULAR]
-        if singular:
-            card.gradient_of = f"{nonfinite.SINGULAR[singular[0]]} ({line})"
-            card.discarded = any(n.primitive == "select_n" for n in forward)
+        at_line = [self.flow.equations[i] for i, n in sorted(self._node_of.items())
+                   if i in self.flow.equations and self._line(n) == line
+                   and not self._backward(n)]
+        found = nonfinite.derivative(self.flow, [e for e in at_line if e.index < eqn.index])
+        if found is None:
+            return
+        card.cause, card.fix = found.what, found.fix
+        card.gradient_of = f"{found.primitive} at {found.point} ({line})"
+        card.discarded = any(e.primitive == "select_n" and e.called in ("", "jnp.where")
+                             for e in at_line)
 
-    def _line(self, n: Node) -> str:
+    def _backward(self, n: Node | None) -> bool:
+        """In the backward pass: the node, or a call it is drawn in (`jnp.linalg.norm`'s
+        jit)."""
+        return n is not None and (n.backward or any(
+            self.full.clusters[c].backward for c in self._around(n)))
+
+    def _around(self, n: Node | Cluster) -> list[int]:
+        """The clusters a node is drawn in, or a cluster and those around it, innermost
+        first."""
+        return _chain(self.full, n.id if isinstance(n, Cluster) else n.cluster)[::-1]
+
+    def _line(self, n: Node | Cluster) -> str:
         """A node's line, or the line of the call around it (a library's `_where`)."""
         if n.where:
             return n.where
-        chain = _chain(self.full, n.cluster)[::-1]
+        chain = self._around(n)
         return next((self.full.clusters[c].where for c in chain
                      if self.full.clusters[c].where), "")
 
@@ -207,8 +252,20 @@ class Values:
         bad_values = sum(1 for s in self.flow.summaries.values() if s.nonfinite)
         text = (f"{len(self.flow.summaries)} values summarised in one run "
                 f"({self.flow.seconds:.2f} s)")
-        return text + (f"; {bad_values} hold NaN or Inf" if bad_values else
-                       "; all finite")
+        return text + ("; all finite" if not bad_values else
+                       f"; {bad_values} hold ±Inf the program writes, no NaN"
+                       if self.flow.intended() else f"; {bad_values} hold NaN or Inf")
+
+    def intended(self) -> str:
+        """What an infinity the program writes itself is (a −inf mask, an inf sentinel in
+        a min), where every non-finite value is one: intended, not an alarm."""
+        if not self.flow.intended():
+            return ""
+        seen = self.flow.summaries.values()
+        signs = " and ".join(x for x, held in (("+inf", any(s.pinf for s in seen)),
+                                               ("−inf", any(s.ninf for s in seen))) if held)
+        return (f"no NaN, and no value made infinite: the {signs} are written by the "
+                "program (a mask, a sentinel in a min or max), drawn without alarm")
 
     def arrived(self) -> list[str]:
         """Each argument or captured constant that brought a NaN or Inf in: by name, made
@@ -246,6 +303,8 @@ class Values:
         lines = [f"values of {self.func_name}: {self.headline()}"]
         said = self.arrived() + self.by_zero()
         lines += [""] + said if said else []
+        if self.intended():
+            lines += ["", self.intended()]
         if self.card is not None:
             lines += [""] + self.card.lines()
         lines += ["", "by group (largest |x|):"]
@@ -355,7 +414,7 @@ class Values:
             values = self._values_of(n.eqns)
             if not values:
                 continue
-            broken = [s for s in values if s.nonfinite]
+            broken = [s for s in values if self._alarm(s)]
             born = origin is not None and origin.index in n.eqns
             grouped = n.kind in ("call", "group")
             line = ("first NaN/Inf born here" + ("" if self.flow.reached_results() else
@@ -375,7 +434,7 @@ class Values:
             for s in self._values_of(n.eqns):
                 for c in _chain(g, n.cluster):
                     acc[c] = max(acc[c], s.magnitude)
-                    if s.nonfinite:
+                    if self._alarm(s):
                         broken.add(c)
         return {c: ("", f"max |x| {num(m)}" + (" · NaN/Inf inside" if c in broken else ""),
                     False) for c, m in acc.items()}
@@ -386,8 +445,12 @@ class Values:
         for e in g.edges:
             s = self.summary(e.value) if e.value is not None else None
             if s is not None:
-                out[e.src, e.dst] = (short(s), bool(s.nonfinite))
+                out[e.src, e.dst] = (short(s), self._alarm(s))
         return out
+
+    def _alarm(self, s: Summary) -> bool:
+        """Whether a value is drawn red: it holds NaN or Inf the program did not mean."""
+        return bool(s.nonfinite) and not self.flow.intended()
 
     def hover(self, g: Graph) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
@@ -414,12 +477,12 @@ class Values:
                        ((self.arrived(), EMPHASIS, "#fef2f2"),
                         (self.by_zero(), H.WARNING, "#fffbeb")) for x in lines)
         if card is None:
-            return said or (f'<div style="color:{H.INK};margin-bottom:6px">every value '
-                            'finite</div>')
+            return said or (f'<div style="color:{H.INK};margin-bottom:6px">'
+                            f'{H.esc(self.intended() or "every value finite")}</div>')
         lines = card.lines()
         rest = "".join(f'<div style="margin-top:3px">{H.esc(x)}</div>' for x in lines[1:])
         # an Inf made and discarded before the results is worth knowing, not an alarm
-        ink, paper = (EMPHASIS, "#fef2f2") if card.reached else (H.WARNING, "#fffbeb")
+        ink, paper = (H.WARNING, "#fffbeb") if card.dropped else (EMPHASIS, "#fef2f2")
         return said + _box(ink, paper, f'<div style="font-weight:600;color:{ink}">'
                            f'{H.esc(lines[0])}</div>{rest}')
 
