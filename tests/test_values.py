@@ -21,12 +21,12 @@ def loss(x):
     return y.sum()
 x = jnp.array([0., 1., 4.])
 f = jax.grad(loss)
-""", "div", "division by 0", "loss:2"),
+""", "div", "d/dx sqrt(x) = 1 / (2 sqrt(x)) at x = 0 is +inf", "loss:2"),
     "log": ("""
 def f(p):
     return -(p * jnp.log(p)).sum()
 x = jnp.array([0.5, 0.5, 0.0])
-""", "log", "log of 0", "f:2"),
+""", "log", "log(0) = −inf", "f:2"),
     "norm": ("""
 def f(v):
     return v / jnp.linalg.norm(v)
@@ -327,7 +327,7 @@ xp = jnp.ones((jax.local_device_count(), 2))
 """
     values = values_of(ip, setup, "pf(xp)").values
     if _compat.PMAP_IS_SHARD_MAP:
-        assert values.card.primitive == "log" and values.card.cause == "log of 0"
+        assert values.card.primitive == "log" and values.card.cause == "log(0) = −inf"
     else:       # JAX 0.7's xla_pmap: its body runs whole, and the card says so
         assert "did not summarise in full" in values.card.cause
         assert any("only its outputs are summarised" in n for n in values.notes())
@@ -517,3 +517,181 @@ def test_the_cards_in_a_kernel_draw_the_graph_and_no_frame_of_ours(tmp_path):
         assert words in said[index], (index, words)
     shown = json.dumps([c.get("outputs") for c in nb.cells])
     assert "jaxmagic/" not in shown and "Traceback" not in shown
+
+
+# issue 41 items 1–3: each case's equation, line, cause and fix read from the mathematics
+# of its primitive, written before running: (setup, what, primitive, first line of the
+# card, words of the cause, words of the fix, words the fix must not hold)
+MATH = {
+    # d/ds sqrt(s) = 1 / (2 sqrt(s)) is +inf at s = 0, before any eps added after it
+    "sqrt norm under grad": ("""
+def loss(x):
+    return jnp.sqrt(jnp.sum(x ** 2))
+x = jnp.zeros(3)
+f = jax.grad(loss)
+""", "+Inf", "div", "div at loss:2", "d/dx sqrt(x) = 1 / (2 sqrt(x)) at x = 0 is +inf",
+        "jnp.sqrt(s + 1e-12)", "norm(x) + 1e-12"),
+    "jnp.linalg.norm under grad": ("""
+def loss(x):
+    return jnp.linalg.norm(x)
+x = jnp.zeros(3)
+f = jax.grad(loss)
+""", "+Inf", "div", "div in jnp.linalg.norm at loss:2", "d/dx sqrt(x)",
+        "optax.safe_norm(x, 0.)", "guard the denominator"),
+    "pairwise distance under vmap": ("""
+def loss(x):
+    d = jax.vmap(lambda a: jax.vmap(lambda b: jnp.sqrt(((a - b) ** 2).sum()))(x))(x)
+    return d.sum()
+x = jnp.arange(6.).reshape(3, 2)
+f = jax.grad(loss)
+""", "+Inf", "div", "div at <lambda>:2", "at x = 0 is +inf", "jnp.sqrt(s + 1e-12)",
+        "guard the denominator"),
+    # the where guards the division, not the sqrt's derivative at 0
+    "a guarded denominator": ("""
+def loss(v):
+    d = jnp.sqrt(jnp.sum(v ** 2))
+    d = jnp.where(d == 0, 1.0, d)
+    return (v / d).sum()
+x = jnp.zeros(3)
+f = jax.grad(loss)
+""", "+Inf", "div", "div at loss:2", "d/dx sqrt(x)", "jnp.sqrt(s + 1e-12)",
+        "jnp.where(d == 0"),
+    # logsumexp of all −inf is log(0); the user wrote no where: no double where
+    "logsumexp of all -inf": ("""
+def loss(x):
+    return jax.nn.logsumexp(x)
+x = jnp.array([-jnp.inf, -jnp.inf])
+f = jax.grad(loss)
+""", "−Inf", "log", "log in jax.nn.logsumexp at loss:2", "log(0) = −inf",
+        "jnp.finfo(x.dtype).min", "double where"),
+    # d atan2(y, x) = (x dy − y dx) / (x² + y²): 0 / 0 at the origin, no denominator of
+    # the user's to guard
+    "arctan2(a, a) at 0": ("""
+def loss(a):
+    return jnp.arctan2(a, a).sum()
+x = jnp.array([0., 1.])
+f = jax.grad(loss)
+""", "NaN", "div", "div at loss:2", "atan2(y, x)", "jnp.arctan2(jnp.where(ok, y, 1.)",
+        "guard the denominator"),
+    # 2 ** (3 ** 5) passes float32's 3.4e38 at the 5th iteration (4 counted from 0)
+    "x ** 3 in a diverging fori_loop": ("""
+def f(x):
+    return jax.lax.fori_loop(0, 20, lambda i, v: v ** 3, x)
+x = jnp.array([2.0])
+""", "+Inf", "integer_pow", "iteration 4 of scan ×20", "overflow", "bound or normalise",
+        "float32"),
+    "log1p(-1)": ("""
+def f(x):
+    return jnp.log1p(x)
+x = jnp.array([-1.0, 0.0])
+""", "−Inf", "log1p", "log1p at f:2", "log1p(−1) = −inf", "jnp.maximum(x, -1 + 1e-6)",
+        "ranges"),
+    # d/dx acos(x) = −1 / sqrt(1 − x²) at cos(0) = 1, times d cos = −sin(0) = 0: NaN
+    "acos at 1 under grad": ("""
+def loss(x):
+    return jnp.arccos(jnp.cos(x)).sum()
+x = jnp.array([0.0, 0.5])
+f = jax.grad(loss)
+""", "+Inf", "rsqrt", "rsqrt at loss:2", "d/dx acos(x) = −1 / sqrt(1 − x²) at x = 1",
+        "jnp.arccos(jnp.clip(x, -1 + 1e-6, 1 - 1e-6))", "1e-12"),
+    # exp(200) overflows in the forward pass; the division has no 0 denominator
+    "exp(200) in a sigmoid": ("""
+def loss(x):
+    return (1 / (1 + jnp.exp(-x))).sum()
+x = jnp.array([-200., 0.])
+f = jax.grad(loss)
+""", "+Inf", "exp", "exp at loss:2 (forward pass)", "its input reaches 200",
+        "jax.nn.sigmoid(x)", "float32"),
+    # 300² = 90000 passes float16's 65504; float32 holds it
+    "a float16 cast inside jnp.linalg.norm": ("""
+def f(x):
+    h = x.astype(jnp.float16)
+    return jnp.linalg.norm(h)
+x = jnp.array([300., 1.])
+""", "+Inf", "mul", "mul in jnp.linalg.norm at f:3", "the largest f16", "float32",
+        "select"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MATH))
+def test_the_cause_and_fix_are_the_primitives_mathematics_at_that_point(ip, case):
+    setup, what, primitive, head, cause, fix, wrong = MATH[case]
+    card = values_of(ip, setup, "f(x)").values.card
+    assert (card.what, card.primitive) == (what, primitive), card
+    assert head in card.lines()[0], card.lines()
+    assert cause in card.cause, card.cause
+    assert fix in card.fix and wrong not in card.fix, card.fix
+    assert card.lines()[-1].startswith("fix (unchecked): "), card.lines()
+
+
+def test_a_derivative_names_the_forward_primitive_not_a_division(ip):
+    """An Inf of exp in the forward pass is no derivative; acos's at 1 is."""
+    sigmoid = values_of(ip, MATH["exp(200) in a sigmoid"][0], "f(x)").values.card
+    assert sigmoid.gradient_of == ""
+    acos = values_of(ip, MATH["acos at 1 under grad"][0], "f(x)").values.card
+    assert acos.gradient_of == "acos at x = 1 (loss:2)"
+    assert acos.first_nan.startswith("mul at loss:2 (backward pass): 0 · inf")
+
+
+def test_a_loop_says_what_was_made_at_its_iteration_and_the_nan_after(ip):
+    """log(1) = 0, log(0) = −inf at iteration 1, log(−inf) = NaN at iteration 2: the
+    summary pools them, the cause reads what was born."""
+    card = values_of(ip, """
+def f(x):
+    def body(c):
+        v, i = c
+        return jnp.log(v), i + 1
+    return jax.lax.while_loop(lambda c: c[1] < 5, body, (x, 0))[0]
+x = jnp.array([1.0])
+""", "f(x)").values.card
+    assert (card.what, card.where, card.iteration) == ("−Inf", "body:4", "iteration 1 of "
+                                                                         "while")
+    assert card.cause == "log(0) = −inf"
+    assert card.first_nan.startswith("log at body:4, iteration 2 of while: log of an Inf")
+
+
+def test_an_inf_a_division_absorbs_is_no_select_and_keeps_its_fix(ip):
+    """float16's 300² = inf; h / sqrt(mean(inf)) = h / inf = 0: finite and wrong."""
+    card = values_of(ip, """
+def f(x):
+    h = x.astype(jnp.float16)
+    return h / jnp.sqrt(jnp.mean(h ** 2))
+x = jnp.array([300., 1.])
+""", "f(x)").values.card
+    text = "\n".join(card.lines())
+    assert card.primitive == "integer_pow" and not card.reached and not card.dropped
+    assert "select" not in text and "div at f:3 makes finite values of it (x / inf = 0)" \
+        in text
+    assert "compute in float32" in card.fix
+
+
+INTENDED = {
+    "causal mask": ("""
+def f(s):
+    mask = jnp.tril(jnp.ones((3, 3), bool))
+    s = jnp.where(mask, s, -jnp.inf)
+    return jax.nn.softmax(s, axis=-1)
+x = jnp.ones((3, 3))
+""", "−inf"),
+    "sentinel in a min": ("""
+def f(x):
+    return jnp.min(jnp.where(x > 0, x, jnp.inf))
+x = jnp.array([3., -1., 2.])
+""", "+inf"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INTENDED))
+def test_an_intended_infinity_is_drawn_without_red_and_never_contradicted(ip, case):
+    setup, sign = INTENDED[case]
+    view = values_of(ip, setup, "f(x)")
+    values = view.values
+    assert values.card is None
+    lines = values.edge_lines(values.full)
+    assert any("Inf" in text for text, _ in lines.values())
+    assert not any(red for _, red in lines.values())
+    assert not any(fill for fill, _, _ in values.overlay(values.full).values())
+    side = values.side_html()
+    assert "every value finite" not in side and "NaN or Inf" not in side
+    assert f"the {sign} are written by the program" in side
+    assert "hold ±Inf the program writes, no NaN" in values.headline()
