@@ -610,6 +610,22 @@ def f(x):
 x = jnp.array([300., 1.])
 """, "+Inf", "mul", "mul in jnp.linalg.norm at f:3", "the largest f16", "float32",
         "select"),
+    # JAX places a custom_vjp's backward rule at its call: say that is where it is
+    "a custom_vjp's backward rule": ("""
+@jax.custom_vjp
+def g(x):
+    return x
+def g_fwd(x):
+    return x, x
+def g_bwd(x, ct):
+    return (ct / x,)
+g.defvjp(g_fwd, g_bwd)
+def loss(x):
+    return g(x).sum()
+x = jnp.array([0., 1.])
+f = jax.grad(loss)
+""", "+Inf", "div", "div in the backward rule of a jax.custom_vjp called at loss:10",
+        "division by 0", "guard the denominator", "double where"),
 }
 
 

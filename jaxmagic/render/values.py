@@ -160,7 +160,8 @@ class Values:
         card = Card(what, eqn.primitive, self._line(node) if node else "",
                     node.source if node else "", self._backward(node), why.what,
                     why.fix, self._iteration(eqn, at),
-                    reached=self.flow.reached_results(), within=self._within(eqn))
+                    reached=self.flow.reached_results())
+        card.within = self._within(eqn, card.backward)
         self._absorbed(card)
         nan = self.flow.first_nan()
         if nan is not None and (nan.index != eqn.index or what != "NaN"):
@@ -176,10 +177,14 @@ class Values:
         self._gradient(card, eqn)
         return card
 
-    def _within(self, eqn: Equation) -> str:
-        """The JAX function the line called, where it is not the primitive itself."""
+    def _within(self, eqn: Equation, backward: bool) -> str:
+        """The JAX function the line called, where it is not the primitive itself; a
+        custom_vjp's backward rule, whose equations JAX places at its call."""
         name = eqn.called.rsplit(".", 1)[-1]
-        return "" if name in (eqn.primitive, "arc" + eqn.primitive[1:]) else eqn.called
+        if name == "custom_vjp":
+            return "the backward rule of a jax.custom_vjp called" if backward else ""
+        return "" if name in (eqn.primitive, "arc" + eqn.primitive[1:], "custom_jvp") \
+            else eqn.called
 
     def _absorbed(self, card: Card) -> None:
         """Where a NaN or Inf that reached no result stopped, and how: a select drops
