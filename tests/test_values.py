@@ -544,7 +544,8 @@ def loss(x):
     return d.sum()
 x = jnp.arange(6.).reshape(3, 2)
 f = jax.grad(loss)
-""", "+Inf", "div", "div at <lambda>:2", "at x = 0 is +inf", "jnp.sqrt(s + 1e-12)",
+""", "+Inf", "div", "div at <lambda>:2", "d/dx sqrt(x) = 1 / (2 sqrt(x)) at x = 0",
+        "jnp.sqrt(s + 1e-12)",
         "guard the denominator"),
     # the where guards the division, not the sqrt's derivative at 0
     "a guarded denominator": ("""
@@ -637,7 +638,10 @@ def test_the_cause_and_fix_are_the_primitives_mathematics_at_that_point(ip, case
     assert head in card.lines()[0], card.lines()
     assert cause in card.cause, card.cause
     assert fix in card.fix and wrong not in card.fix, card.fix
-    assert card.lines()[-1].startswith("fix (unchecked): "), card.lines()
+    # the one fix a run checks: a sqrt's input changed, which the derivative reads
+    checked = "checked: with jnp.sqrt(s + 1e-12) the gradient is finite on these arguments"
+    verdict = checked if cause.startswith("d/dx sqrt(x)") else "unchecked"
+    assert card.lines()[-1].startswith(f"fix ({verdict}): "), card.lines()
 
 
 def test_a_derivative_names_the_forward_primitive_not_a_division(ip):
@@ -711,3 +715,25 @@ def test_an_intended_infinity_is_drawn_without_red_and_never_contradicted(ip, ca
     assert "every value finite" not in side and "NaN or Inf" not in side
     assert f"the {sign} are written by the program" in side
     assert "hold ±Inf the program writes, no NaN" in values.headline()
+
+
+@pytest.mark.parametrize("dtype, finite", [("float32", True), ("float16", False)])
+def test_the_sqrt_fix_is_run_on_the_arguments_and_says_what_it_gave(ip, dtype, finite):
+    """sqrt(s + 1e-12) has a finite derivative at s = 0 in float32; in float16 the 1e-12
+    rounds to 0 and the gradient is still NaN: the check says so, as JAX does."""
+    setup = f"""
+def loss(x):
+    return jnp.sqrt(jnp.sum(x.astype(jnp.{dtype}) ** 2))
+def fixed(x):
+    return jnp.sqrt(jnp.sum(x.astype(jnp.{dtype}) ** 2) + 1e-12)
+x = jnp.zeros(3)
+f = jax.grad(loss)
+"""
+    card = values_of(ip, setup, "f(x)").values.card
+    assert card.gradient_of.startswith("sqrt at x = 0")
+    by_hand = bool(np.isfinite(ip.user_ns["jax"].grad(ip.user_ns["fixed"])(
+        ip.user_ns["x"])).all())
+    assert by_hand == finite
+    said = "is finite" if finite else "still holds NaN or Inf"
+    assert f"checked: with jnp.sqrt(s + 1e-12) the gradient {said} on these arguments" \
+        in card.lines()[-1]

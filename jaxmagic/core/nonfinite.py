@@ -7,7 +7,9 @@ infinite at the point its input was at (`DERIVATIVES`: "d/dx sqrt(x) … at x = 
 What an equation made is read from where it was born (a NaN, or an Inf, from inputs
 holding none), not from its summary, which pools the later iterations of a loop; a fix
 is offered only where it is right for that primitive at that point, and an equation no
-rule explains is named with what it made, never guessed at. No fix is run to check it.
+rule explains is named with what it made, never guessed at. A fix that is a change of
+one equation (`REWRITES`) is run on the user's arguments to check it; the others are said
+to be unchecked.
 """
 from __future__ import annotations
 
@@ -233,6 +235,14 @@ class Derivative:
     point: str        # "x = 0"
     what: str         # "d/dx sqrt(x) = 1 / (2 sqrt(x)) at x = 0 is +inf"
     fix: str
+    index: int        # the forward equation's
+
+
+# fixes a run can check, as a change of one equation's inputs: only where the derivative
+# JAX computes reads that equation's result (sqrt's is 0.5 / sqrt(s)), so the change
+# reaches it; log's and acos's read their input, which the change leaves as it was
+REWRITES: dict[str, tuple[Callable, str]] = {
+    "sqrt": (lambda xs: [xs[0] + 1e-12], "jnp.sqrt(s + 1e-12)")}
 
 
 def _ends(s: Summary) -> str:
@@ -294,7 +304,7 @@ def derivative(flow: Flow, forward: list[Equation]) -> Derivative | None:
         at = entry[0](ins)
         if at:
             fix = entry[2] + (NORM if e.called == "jnp.linalg.norm" else "")
-            return Derivative(e.primitive, at, entry[1].format(at=at), fix)
+            return Derivative(e.primitive, at, entry[1].format(at=at), fix, e.index)
     return None
 
 

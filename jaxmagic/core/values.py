@@ -342,8 +342,9 @@ class _Frame:
 class Walk:
     """One evaluation of a traced jaxpr with summaries (see the module's doc)."""
 
-    def __init__(self, budget: int):
+    def __init__(self, budget: int, rewrites: dict | None = None):
         self.budget = budget
+        self.rewrites = rewrites or {}     # equation → its inputs' values as changed
         self.full = 0
         self.left_out = 0
         self.avals: dict[tuple, tuple[str, str]] = {}
@@ -438,7 +439,9 @@ class Walk:
             return outs
         if bodies(eqn):
             self.skipped[index] = prim
-        values = _compat.bind_equation(eqn, [e.value for e in ins])
+        xs = [e.value for e in ins]
+        values = _compat.bind_equation(eqn, self.rewrites[index](xs) if index in
+                                       self.rewrites else xs)
         return self.leaf(eqn, ins, values, frame, index)
 
     def compiled(self, run: Any, eqn: Any, ins: list[_Entry], frame: _Frame,
@@ -691,18 +694,21 @@ def _literal_number(v: Any) -> Any:
 
 # ---- one run --------------------------------------------------------------------------------
 
-def summarise(traced: Any, args: list, budget: int = 20000, jit: bool = False) -> Flow:
+def summarise(traced: Any, args: list, budget: int = 20000, jit: bool = False,
+              rewrites: dict | None = None) -> Flow:
     """The values of `traced`'s jaxpr run on `args` (its flat inputs), summarised: op by
     op, each summary on the host, every loop compiled once with its body's summaries
     inside it (`jit=True`: the whole walk in one compiled program, the other design
     `benchmarks/bench_values.py` measures; XLA:CPU compiles each summary's reduction as a
     kernel of its own, a second per 100 values).
     `budget`: values summarised in full; those past it get only their non-finite counts.
+    `rewrites`: a fix tried on the program, by equation: its inputs' values → the values
+    it computes on instead (`sqrt(s + 1e-12)` for `sqrt(s)`).
     The user's configuration is left as it is: the run itself sets NaN checks off and
     jit on, for its own duration only."""
     import time
 
-    walk = Walk(budget)
+    walk = Walk(budget, rewrites)
     program = program_of(walk, traced)
 
     start = time.perf_counter()

@@ -23,7 +23,25 @@ def compute(ctx: Context, flag: str):
         ctx.graph.notes.append(f"--values: the run raised {type(e).__name__}: "
                                f"{str(e).splitlines()[0] if str(e) else ''}")
         return None
-    return Values(flow, ctx.graph, ctx.traced.func_name)
+    view = Values(flow, ctx.graph, ctx.traced.func_name)
+    view.checked = _check(ctx, view)
+    return view
+
+
+def _check(ctx: Context, view) -> bool | None:
+    """The card's fix, where it is a change of one equation, run on the same arguments:
+    whether every result is then finite (None: no such fix)."""
+    from ..core.compiled.profile import flat_args
+    from ..core.nonfinite import REWRITES
+    from ..core.values import summarise
+
+    card = view.card
+    if card is None or card.rewrite is None:
+        return None
+    index, primitive = card.rewrite
+    again = summarise(ctx.traced, flat_args(ctx.traced), budget=ctx.values_budget,
+                      rewrites={index: REWRITES[primitive][0]})
+    return not again.reached_results()
 
 
 OVERLAY = Overlay("values", (Flag("values", HELP),), compute, needs=frozenset({TRACE, RUN}))

@@ -84,6 +84,8 @@ class Card:
     within: str = ""             # the JAX function the line called (`jnp.linalg.norm`)
     absorbed: str = ""           # where it stopped short of the results, and how
     dropped: bool = False        # by a select: nothing is wrong with the results
+    rewrite: tuple | None = None     # (equation, primitive): a fix a run can check
+    checked: bool | None = None      # that run's results all finite (None: not run)
 
     def lines(self) -> list[str]:
         side = "backward pass" if self.backward else "forward pass"
@@ -99,7 +101,7 @@ class Card:
                           "still computed, and 0 · inf = NaN" if self.discarded else ""))
         if self.first_nan:
             out.append(f"the first NaN: {self.first_nan} (where jax_debug_nans stops)")
-        fix = nonfinite.DOUBLE_WHERE if self.discarded else self.fix
+        fix = f"{nonfinite.DOUBLE_WHERE}; or {self.fix}" if self.discarded else self.fix
         if self.dropped:
             out.append(f"nothing to fix for these results: {self.absorbed} drops it "
                        f"before them; under jax.grad of this code the fix would be "
@@ -108,8 +110,16 @@ class Card:
         if not self.reached:
             out.append(f"no result holds NaN or Inf, but {self.absorbed}: the results "
                        "are finite and wrong")
-        out.append(f"fix (unchecked): {fix}")
+        out.append(f"fix ({self.verdict()}): {fix}")
         return [x for x in out if x]
+
+    def verdict(self) -> str:
+        """Whether the fix was run: with it, the results all finite or not."""
+        if self.checked is None or self.rewrite is None:
+            return "unchecked"
+        change = nonfinite.REWRITES[self.rewrite[1]][1]
+        return f"checked: with {change} the gradient " + \
+            ("is finite" if self.checked else "still holds NaN or Inf") + " on these arguments"
 
 
 class Values:
@@ -121,6 +131,7 @@ class Values:
         self.flow = flow
         self.full = full
         self.func_name = func_name
+        self.checked: bool | None = None     # the card's fix, run (overlays.values)
         self._node_of = {e: n for n in full.nodes.values() if n.kind == "op"
                          for e in n.eqns}
 
@@ -228,6 +239,8 @@ class Values:
         if found is None:
             return
         card.cause, card.fix = found.what, found.fix
+        if found.primitive in nonfinite.REWRITES:
+            card.rewrite, card.checked = (found.index, found.primitive), self.checked
         card.gradient_of = f"{found.primitive} at {found.point} ({line})"
         card.discarded = any(e.primitive == "select_n" and e.called in ("", "jnp.where")
                              for e in at_line)
