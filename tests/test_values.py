@@ -737,3 +737,29 @@ f = jax.grad(loss)
     said = "is finite" if finite else "still holds NaN or Inf"
     assert f"checked: with jnp.sqrt(s + 1e-12) the gradient {said} on these arguments" \
         in card.lines()[-1]
+
+
+def test_the_mathematics_cards_in_a_kernel(tmp_path):
+    """A kernel, as a notebook runs them: jnp.linalg.norm's gradient at 0 names the
+    library function, the derivative and the checked fix; a causal mask says its −inf
+    is the program's own; no error and no path of jaxmagic's."""
+    import nbformat
+    from notebook_support import errors, execute, jaxmagic_outputs
+
+    cells = ["import jax, jax.numpy as jnp\n%load_ext jaxmagic",
+             MATH["jnp.linalg.norm under grad"][0] + "\n%jaxpr --values f(x)",
+             INTENDED["causal mask"][0] + "\n%jaxpr --values f(x)"]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nbformat.write(nb, tmp_path / "math.ipynb")
+    nb, _ = execute(tmp_path / "math.ipynb", tmp_path)
+    assert errors(nb) == []
+    said = {o.cell_index: o.html for o in jaxmagic_outputs(nb) if o.is_picture}
+    assert sorted(said) == [1, 2]
+    for words in ("div in jnp.linalg.norm at loss:2",
+                  "d/dx sqrt(x) = 1 / (2 sqrt(x)) at x = 0 is +inf",
+                  "checked: with jnp.sqrt(s + 1e-12) the gradient is finite"):
+        assert words in said[1], words
+    assert "the −inf are written by the program" in said[2]
+    assert "every value finite" not in said[2]
+    shown = json.dumps([c.get("outputs") for c in nb.cells])
+    assert "jaxmagic/" not in shown and "Traceback" not in shown
