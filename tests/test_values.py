@@ -672,17 +672,20 @@ x = jnp.array([1.0])
 
 def test_an_inf_a_division_absorbs_is_no_select_and_keeps_its_fix(ip):
     """float16's 300² = inf; h / sqrt(mean(inf)) = h / inf = 0: finite and wrong."""
-    card = values_of(ip, """
+    view = values_of(ip, """
 def f(x):
     h = x.astype(jnp.float16)
     return h / jnp.sqrt(jnp.mean(h ** 2))
 x = jnp.array([300., 1.])
-""", "f(x)").values.card
+""", "f(x)")
+    card = view.values.card
     text = "\n".join(card.lines())
     assert card.primitive == "integer_pow" and not card.reached and not card.dropped
     assert "select" not in text and "div at f:3 makes finite values of it (x / inf = 0)" \
         in text
     assert "compute in float32" in card.fix
+    marks = view.values.overlay(view.values.full)
+    assert not any("discarded" in line for _, line, _ in marks.values()), marks
 
 
 INTENDED = {

@@ -207,10 +207,17 @@ class Values:
             return
         n = self._node_of.get(eqn.index)
         where = self._line(n) if n else "?"
-        card.dropped = eqn.primitive == "select_n"
+        card.dropped = self._dropped()
         card.absorbed = f"a select (jnp.where) at {where}" if card.dropped else \
             f"{eqn.primitive} at {where} makes finite values of it" + \
             (" (x / inf = 0)" if eqn.primitive == "div" else "")
+
+    def _dropped(self) -> bool:
+        """A NaN or Inf that reached no result because a select dropped it: the results
+        are right (x / inf = 0 instead makes them wrong)."""
+        eqn = self.flow.absorbed()
+        return not self.flow.reached_results() and eqn is not None and \
+            eqn.primitive == "select_n"
 
     def _body_of(self, eqn: Equation):
         """The group a body run as one equation is drawn as (a scan, a shard_map): the
@@ -435,8 +442,8 @@ class Values:
             broken = [s for s in values if self._alarm(s)]
             born = origin is not None and origin.index in n.eqns
             grouped = n.kind in ("call", "group")
-            line = ("first NaN/Inf born here" + ("" if self.flow.reached_results() else
-                                                 ", discarded")) if born else \
+            line = ("first NaN/Inf born here" + (", discarded" if self._dropped() else
+                                                 "")) if born else \
                 bad(broken[0]) if broken else ""
             if grouped and not born:
                 top = max(s.magnitude for s in values)
