@@ -766,3 +766,13 @@ def test_the_mathematics_cards_in_a_kernel(tmp_path):
     assert "every value finite" not in said[2]
     shown = json.dumps([c.get("outputs") for c in nb.cells])
     assert "jaxmagic/" not in shown and "Traceback" not in shown
+
+
+def test_a_masks_infinity_beside_a_real_nan_is_drawn_without_red(ip):
+    """A row masked entirely with −inf: the where's −inf and the rows' max are the
+    program's own; inf − inf = NaN after them is the alarm, and all that comes of it."""
+    values = values_of(ip, TRAPS["masked"][0], "f(x, m)").values
+    lines = values.edge_lines(values.full)
+    assert any("−Inf" in text and "NaN" not in text for text, _ in lines.values())
+    assert all(red == ("NaN" in text) for text, red in lines.values()), lines
+    assert "more ±Inf the program writes" in values.headline()

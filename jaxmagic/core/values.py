@@ -148,13 +148,29 @@ class Flow:
             and not any(s.nonfinite for v in e.outs if (s := self.summaries.get(v)))]
         return min(found, key=lambda e: e.index) if found else None
 
+    def alarms(self) -> set[tuple]:
+        """The values that hold a NaN, or an Inf that comes of where one was born or of
+        an argument that brought one in; the other infinities are the program's own (a
+        −inf mask, an inf sentinel in a min). A value no equation here made (a loop's)
+        counts as one where anything was born."""
+        born = any(e.born_at is not None or e.nan_born_at is not None
+                   for e in self.equations.values())
+        tainted = {v for v, _ in self.arrived()}
+
+        def tainted_in(v) -> bool:
+            return v in tainted or born and v[0] not in self.equations and \
+                v[0] not in (-1, -2, "literal")
+
+        for e in sorted(self.equations.values(), key=lambda e: e.index):
+            if e.born_at is not None or e.nan_born_at is not None or \
+                    any(tainted_in(v) for v in e.ins if v):
+                tainted.update(e.outs)
+        return {v for v, s in self.summaries.items()
+                if s.nan or s.nonfinite and tainted_in(v)}
+
     def intended(self) -> bool:
-        """Whether every non-finite value is an infinity the program writes itself (a
-        −inf mask, an inf sentinel in a min): no equation made one from finite values,
-        no argument brought one in, and no NaN came of them."""
-        bad = [s for s in self.summaries.values() if s.nonfinite]
-        return bool(bad) and self.origin() is None and not self.arrived() and \
-            not any(s.nan for s in bad)
+        """Whether every non-finite value is an infinity the program writes itself."""
+        return any(s.nonfinite for s in self.summaries.values()) and not self.alarms()
 
     def first_nan(self) -> Equation | None:
         """The first equation to make a NaN from NaN-free inputs: where `jax_debug_nans`

@@ -132,6 +132,7 @@ class Values:
         self.full = full
         self.func_name = func_name
         self.checked: bool | None = None     # the card's fix, run (overlays.values)
+        self.alarms = flow.alarms()           # the values drawn red
         self._node_of = {e: n for n in full.nodes.values() if n.kind == "op"
                          for e in n.eqns}
 
@@ -151,7 +152,11 @@ class Values:
         return out
 
     def _values_of(self, eqns) -> list[Summary]:
-        return [s for e in eqns for k in range(8) if (s := self.summary((e, k))) is not None]
+        return [s for _, s in self._vids_of(eqns)]
+
+    def _vids_of(self, eqns) -> list[tuple[tuple, Summary]]:
+        return [((e, k), s) for e in eqns for k in range(8)
+                if (s := self.summary((e, k))) is not None]
 
     def _iteration(self, eqn: Equation, at: int | None) -> str:
         if not eqn.loops or at is None:
@@ -274,12 +279,14 @@ class Values:
     # ---- text ----------------------------------------------------------------------------
 
     def headline(self) -> str:
-        bad_values = sum(1 for s in self.flow.summaries.values() if s.nonfinite)
+        own = sum(1 for s in self.flow.summaries.values() if s.nonfinite) - len(self.alarms)
         text = (f"{len(self.flow.summaries)} values summarised in one run "
                 f"({self.flow.seconds:.2f} s)")
-        return text + ("; all finite" if not bad_values else
-                       f"; {bad_values} hold ±Inf the program writes, no NaN"
-                       if self.flow.intended() else f"; {bad_values} hold NaN or Inf")
+        if not self.alarms:
+            return text + (f"; {own} hold ±Inf the program writes, no NaN" if own else
+                           "; all finite")
+        return text + f"; {len(self.alarms)} hold NaN or Inf" + \
+            (f", {own} more ±Inf the program writes (a mask)" if own else "")
 
     def intended(self) -> str:
         """What an infinity the program writes itself is (a −inf mask, an inf sentinel in
@@ -436,10 +443,11 @@ class Values:
         origin = self.flow.origin()
         out = {}
         for n in g.nodes.values():
-            values = self._values_of(n.eqns)
+            vids = self._vids_of(n.eqns)
+            values = [s for _, s in vids]
             if not values:
                 continue
-            broken = [s for s in values if self._alarm(s)]
+            broken = [s for v, s in vids if v in self.alarms]
             born = origin is not None and origin.index in n.eqns
             grouped = n.kind in ("call", "group")
             line = ("first NaN/Inf born here" + (", discarded" if self._dropped() else
@@ -456,10 +464,10 @@ class Values:
         acc: dict[int, float] = defaultdict(float)
         broken: set[int] = set()
         for n in g.nodes.values():
-            for s in self._values_of(n.eqns):
+            for v, s in self._vids_of(n.eqns):
                 for c in _chain(g, n.cluster):
                     acc[c] = max(acc[c], s.magnitude)
-                    if self._alarm(s):
+                    if v in self.alarms:
                         broken.add(c)
         return {c: ("", f"max |x| {num(m)}" + (" · NaN/Inf inside" if c in broken else ""),
                     False) for c, m in acc.items()}
@@ -470,12 +478,8 @@ class Values:
         for e in g.edges:
             s = self.summary(e.value) if e.value is not None else None
             if s is not None:
-                out[e.src, e.dst] = (short(s), self._alarm(s))
+                out[e.src, e.dst] = (short(s), e.value in self.alarms)
         return out
-
-    def _alarm(self, s: Summary) -> bool:
-        """Whether a value is drawn red: it holds NaN or Inf the program did not mean."""
-        return bool(s.nonfinite) and not self.flow.intended()
 
     def hover(self, g: Graph) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
