@@ -1,7 +1,8 @@
 """`--values`: what flowed along every edge (count, NaN/±Inf, zeros, mean, spread, range),
 the largest magnitudes by group and layer, and where the first NaN or Inf was born, with
 its cause and fix (`view.values`: render.values.Values). Computed by core.values in one
-compile that runs the call once on its arguments (never donating them)."""
+compile that runs the call once on its arguments (never donating them), and once more
+with the card's fix put in where a run can check it (a sqrt at 0 under grad)."""
 from __future__ import annotations
 
 from .base import RUN, TRACE, Context, Flag, Overlay
