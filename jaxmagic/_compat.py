@@ -533,12 +533,58 @@ def bind_equation(eqn: Any, values: list) -> list:
     return list(out) if eqn.primitive.multiple_results else [out]
 
 
+# JAX's files of public functions, by the name a user calls them with (`norm` in
+# jax/_src/numpy/linalg.py is `jnp.linalg.norm`); the longest prefix first
+_PUBLIC_FILES = (("numpy/linalg.py", "jnp.linalg."), ("numpy/fft.py", "jnp.fft."),
+                 ("numpy/array_methods.py", ""), ("numpy/", "jnp."),
+                 ("nn/", "jax.nn."), ("ops/special.py", "jax.nn."),
+                 ("scipy/special.py", "jax.scipy.special."), ("scipy/", "jax.scipy."),
+                 ("lax/", "lax."))
+
+
+def library_function(eqn: Any) -> str:
+    """The JAX function the user's line called to emit `eqn` (`jnp.linalg.norm`), read
+    from its frames: the outermost public one inside the user's frame; "" for an
+    operator or a method (`x ** 2`), or an equation of the user's own."""
+    tb = eqn.source_info.traceback
+    found = ""
+    for code in (tb.raw_frames()[0] if tb else ()):
+        file = code.co_filename
+        if not file.startswith(_JAX_SRC):
+            if is_user_file(file):
+                break
+            continue
+        prefix = next((p for f, p in _PUBLIC_FILES if file[len(_JAX_SRC):].startswith(f)),
+                      None)
+        name = code.co_name
+        if file.endswith("/custom_derivatives.py") and name == "__call__":
+            # a rule of the user's (a custom_vjp's backward) is inlined at its call
+            found = "jax." + getattr(code, "co_qualname", "").split(".")[0]
+        elif prefix == "":        # an operator or a method: what the user wrote is the line
+            found = ""
+        elif prefix is not None and not name.startswith(("_", "<")):
+            found = prefix + name
+    return found
+
+
+_JAX_SRC = jax.__file__.rsplit("/", 1)[0] + "/_src/"
+
+
 def values_config():
     """The configuration a `--values` run needs, for its own duration only: NaN and Inf
-    checks off (the run looks for them itself) and jit on, whatever the user has set."""
+    checks off (the run looks for them itself) and jit on, whatever the user has set.
+    Leaving `jax.debug_nans(False)` sets the thread's NaN-check hook of jit's C++ path to
+    None instead of unsetting it, which on 0.10 (not 0.12) turns the checks off for every
+    jitted function called before (`jnp.clip`'s) even once the user turns them on: the
+    hook is put back as it was."""
     import contextlib
 
+    from jax._src import api
+
     stack = contextlib.ExitStack()
+    hook = getattr(api, "_post_hook_state", None)    # older: a None there is unset
+    if hook is not None:
+        stack.callback(hook.set_local, hook.get_local())
     stack.enter_context(jax.debug_nans(False))
     stack.enter_context(jax.debug_infs(False))
     stack.enter_context(jax.disable_jit(False))

@@ -3,6 +3,7 @@ born, on JAX's FAQ traps, in loops, and beside `jax_debug_nans`; nothing of the 
 changed. Real shell, real JAX on 8 CPU devices."""
 from __future__ import annotations
 
+import json
 import re
 
 import jax
@@ -20,12 +21,12 @@ def loss(x):
     return y.sum()
 x = jnp.array([0., 1., 4.])
 f = jax.grad(loss)
-""", "div", "division by 0", "loss:2"),
+""", "div", "d/dx sqrt(x) = 1 / (2 sqrt(x)) at x = 0 is +inf", "loss:2"),
     "log": ("""
 def f(p):
     return -(p * jnp.log(p)).sum()
 x = jnp.array([0.5, 0.5, 0.0])
-""", "log", "log of 0", "f:2"),
+""", "log", "log(0) = −inf", "f:2"),
     "norm": ("""
 def f(v):
     return v / jnp.linalg.norm(v)
@@ -268,6 +269,55 @@ def test_a_nan_born_inside_a_shard_map_body_is_found_at_its_line(ip):
     assert not any("only its outputs" in n for n in values.notes())
 
 
+# a division by the body's own argument, 0 / 0 on one device's block or one iteration
+BODY_ARGUMENT = {
+    "shard_map": ("""
+from jax.sharding import Mesh, PartitionSpec as P
+mesh = Mesh(jax.devices(), ("d",))
+def ratio(v):
+    return (v * 2.) / v
+r = jax.jit(jax.shard_map(ratio, mesh=mesh, in_specs=P("d"), out_specs=P("d")))
+""", "r(jnp.arange(16.))", "ratio:4", ""),
+    "shard_map_argument_only": ("""
+from jax.sharding import Mesh, PartitionSpec as P
+mesh = Mesh(jax.devices(), ("d",))
+def ratio(v):
+    return v / v
+r = jax.jit(jax.shard_map(ratio, mesh=mesh, in_specs=P("d"), out_specs=P("d")))
+""", "r(jnp.arange(16.))", "ratio:4", ""),
+    "scan": ("""
+def r(c0, xs):
+    def step(c, x):
+        return c - 1., x / c
+    return jax.lax.scan(step, c0, xs)
+""", "r(jnp.float32(2.), jnp.zeros(4))", "step:3", "iteration 2 of scan ×4"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BODY_ARGUMENT))
+def test_a_division_by_a_bodys_own_argument_has_its_cause(ip, case):
+    setup, call, where, iteration = BODY_ARGUMENT[case]
+    view = values_of(ip, setup, call)
+    card = view.values.card
+    assert (card.primitive, card.where.split(" (")[0], card.iteration) == \
+        ("div", where, iteration)
+    assert card.cause == "0 / 0" and "guard the denominator" in card.fix
+    assert "0 / 0" in view.text() and "0 / 0" in view._repr_mimebundle_()["text/html"]
+
+
+def test_a_cause_whose_inputs_were_not_all_summarised_says_so_and_guesses_nothing():
+    from jaxmagic.core.nonfinite import cause
+    from jaxmagic.core.values import Equation, Flow, Summary
+
+    zero, nan = Summary("f32[2]", "float", 2, zeros=2, finite=2), \
+        Summary("f32[2]", "float", 2, nan=2)
+    div = Equation(0, "div", ((-1, 0), (-1, 1)), ((0, 0),), nan_born_at=0)
+    for known in ((-1, 0), (-1, 1)):        # the numerator's summary, or the denominator's
+        why = cause(Flow({known: zero, (0, 0): nan}, {0: div}), div)
+        assert why.what == "div made NaN from inputs --values did not summarise (see " \
+            "the notes)", why
+
+
 def test_a_pmap_body_is_opened_where_pmap_is_a_shard_map(ip):
     from jaxmagic import _compat
 
@@ -277,7 +327,7 @@ xp = jnp.ones((jax.local_device_count(), 2))
 """
     values = values_of(ip, setup, "pf(xp)").values
     if _compat.PMAP_IS_SHARD_MAP:
-        assert values.card.primitive == "log" and values.card.cause == "log of 0"
+        assert values.card.primitive == "log" and values.card.cause == "log(0) = −inf"
     else:       # JAX 0.7's xla_pmap: its body runs whole, and the card says so
         assert "did not summarise in full" in values.card.cause
         assert any("only its outputs are summarised" in n for n in values.notes())
@@ -369,3 +419,389 @@ def test_the_text_lists_the_values_to_look_at_and_says_where_the_rest_are(ip):
     text = values_of(ip, setup, "f(x)").values.text()
     first = text.split("values with NaN or Inf, then the largest |x|:\n")[1].splitlines()[1]
     assert "inf" in first.lower() or "nan" in first.lower()
+
+
+DEBUG_NANS_AFTER = """
+import json, sys
+import jax, jax.numpy as jnp
+import jaxmagic
+def g(w):
+    return jnp.clip(w, 0., 1.) * jnp.sqrt(w - 3.)
+w = jnp.array([0., 2.])
+g(w), jax.jit(g)(w)      # jit's C++ path now holds g, clip and each eager primitive
+before = jax.config.values.copy()
+jax.config.update("jax_debug_nans", True)
+if sys.argv[1] == "values":
+    jaxmagic.values(lambda x: jnp.log(x - 1.), jnp.ones(3)).values.card
+said = []
+for f in (g, jax.jit(g)):
+    try:
+        f(w)
+        said.append("no error")
+    except FloatingPointError as e:
+        said.append(str(e).splitlines()[0])
+jax.config.update("jax_debug_nans", False)
+changed = sorted(k for k, v in jax.config.values.items() if before.get(k) != v)
+print(json.dumps({"said": said, "changed": changed}))
+"""
+
+
+def test_jax_debug_nans_says_after_values_what_it_says_in_a_fresh_process(tmp_path):
+    """A NaN check `--values` turns off for its run stays on for every jitted function
+    the process called before it (`jnp.clip`'s, each eager primitive's)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "after.py"
+    script.write_text(DEBUG_NANS_AFTER)
+
+    def said(*argv):
+        out = subprocess.run([sys.executable, str(script), *argv], capture_output=True,
+                             text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout.splitlines()[-1])
+
+    fresh, after = said("fresh"), said("values")
+    assert fresh["said"] == ["invalid value (nan) encountered in sqrt"] * 2, fresh
+    assert after == fresh
+
+
+INTEGER_DIVISION = """
+def f(x, d):
+    q = x // d
+    def step(c, row):
+        return c, jax.lax.div(c, row)
+    return q, jax.lax.scan(step, x, jnp.stack([d + 1, d]))[1]
+x = jnp.array([5, 0, -3, 7])
+d = jnp.array([0, 0, 0, 2])
+"""
+
+
+def test_an_integer_division_by_0_says_what_it_returned_at_its_line(ip):
+    from jaxmagic.render.values import num
+
+    view = values_of(ip, INTEGER_DIVISION, "f(x, d)")
+    x, d = ip.user_ns["x"], ip.user_ns["d"]      # what JAX itself returns there
+    floor, div = np.asarray(x // d)[d == 0], np.asarray(jax.lax.div(x, d))[d == 0]
+    said = view.values.by_zero()
+    assert said == [
+        f"integer division by 0 at f:2: x // y returned {num(floor.min())} to "
+        f"{num(floor.max())} where the divisor was 0 (3 of i32[4]), no error and no NaN "
+        "(checkify.checkify(f, errors=checkify.div_checks) flags it)",
+        f"integer division by 0 at step:4: div returned {num(div.min())} where the divisor "
+        "was 0 (3 of i32[4]), no error and no NaN (checkify.checkify(f, "
+        "errors=checkify.div_checks) flags it)"], said
+    assert floor.min() < floor.max() and div.min() == div.max()
+    assert view.values.card is None and said[0] in view.text()
+    assert "integer division by 0 at f:2" in view._repr_mimebundle_()["text/html"]
+
+
+BORN_OUTSIDE = """
+scale = jnp.array([1., jnp.inf])
+def f(params, batch):
+    return (params["w"] * batch["x"]).sum() + batch["y"].sum() * scale.sum()
+params = {"w": jnp.ones(3)}
+batch = {"x": jnp.array([1., jnp.nan, 2.]), "y": jnp.ones(2)}
+"""
+
+
+def test_a_nan_brought_in_by_an_argument_names_it_and_says_the_program_did_not_make_it(ip):
+    from jaxmagic.render import html as H
+
+    view = values_of(ip, BORN_OUTSIDE, "f(params, batch)")
+    values = view.values
+    assert values.card is None                  # no equation made it
+    said = values.arrived()
+    assert said[0] == ("NaN 1 of f32[3] came in through the argument batch['x']: f did "
+                       "not make it; look where that value is made, before the call"), said
+    assert len(said) == 2 and said[1].startswith("+Inf 1 of f32[2] came in through the "
+                                                 "captured constant scale:"), said
+    assert said[0] in view.text()
+    html = view._repr_mimebundle_()["text/html"]
+    assert H.esc(said[0]) in html
+    assert "every value finite" not in html
+
+
+def test_the_cards_in_a_kernel_draw_the_graph_and_no_frame_of_ours(tmp_path):
+    """A kernel, as a notebook runs these: each cell shows its picture and its card, with
+    no error and no path of jaxmagic's."""
+    import nbformat
+    from notebook_support import errors, execute, jaxmagic_outputs
+
+    cells = ["import jax, jax.numpy as jnp\n%load_ext jaxmagic"]
+    cells += [setup + f"\n%jaxpr --values {call}" for setup, call, *_ in
+              (BODY_ARGUMENT["shard_map"], BODY_ARGUMENT["scan"])]
+    cells += [INTEGER_DIVISION + "\n%jaxpr --values f(x, d)",
+              BORN_OUTSIDE + "\n%jaxpr --values f(params, batch)"]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nbformat.write(nb, tmp_path / "values.ipynb")
+    nb, _ = execute(tmp_path / "values.ipynb", tmp_path)
+    assert errors(nb) == []
+    outs = jaxmagic_outputs(nb)
+    said = {o.cell_index: o.html for o in outs if o.is_picture}
+    assert sorted(said) == [1, 2, 3, 4], [o.label for o in outs]
+    for index, words in ((1, "cause: 0 / 0"), (2, "cause: 0 / 0"),
+                         (3, "integer division by 0 at f:2"),
+                         (4, "came in through the argument batch[&#x27;x&#x27;]")):
+        assert words in said[index], (index, words)
+    shown = json.dumps([c.get("outputs") for c in nb.cells])
+    assert "jaxmagic/" not in shown and "Traceback" not in shown
+
+
+# issue 41 items 1–3: each case's equation, line, cause and fix read from the mathematics
+# of its primitive, written before running: (setup, what, primitive, first line of the
+# card, words of the cause, words of the fix, words the fix must not hold)
+MATH = {
+    # d/ds sqrt(s) = 1 / (2 sqrt(s)) is +inf at s = 0, before any eps added after it
+    "sqrt norm under grad": ("""
+def loss(x):
+    return jnp.sqrt(jnp.sum(x ** 2))
+x = jnp.zeros(3)
+f = jax.grad(loss)
+""", "+Inf", "div", "div at loss:2", "d/dx sqrt(x) = 1 / (2 sqrt(x)) at x = 0 is +inf",
+        "jnp.sqrt(s + 1e-12)", "norm(x) + 1e-12"),
+    "jnp.linalg.norm under grad": ("""
+def loss(x):
+    return jnp.linalg.norm(x)
+x = jnp.zeros(3)
+f = jax.grad(loss)
+""", "+Inf", "div", "div in jnp.linalg.norm at loss:2", "d/dx sqrt(x)",
+        "optax.safe_norm(x, 0.)", "guard the denominator"),
+    "pairwise distance under vmap": ("""
+def loss(x):
+    d = jax.vmap(lambda a: jax.vmap(lambda b: jnp.sqrt(((a - b) ** 2).sum()))(x))(x)
+    return d.sum()
+x = jnp.arange(6.).reshape(3, 2)
+f = jax.grad(loss)
+""", "+Inf", "div", "div at <lambda>:2", "d/dx sqrt(x) = 1 / (2 sqrt(x)) at x = 0",
+        "jnp.sqrt(s + 1e-12)",
+        "guard the denominator"),
+    # the where guards the division, not the sqrt's derivative at 0
+    "a guarded denominator": ("""
+def loss(v):
+    d = jnp.sqrt(jnp.sum(v ** 2))
+    d = jnp.where(d == 0, 1.0, d)
+    return (v / d).sum()
+x = jnp.zeros(3)
+f = jax.grad(loss)
+""", "+Inf", "div", "div at loss:2", "d/dx sqrt(x)", "jnp.sqrt(s + 1e-12)",
+        "jnp.where(d == 0"),
+    # logsumexp of all −inf is log(0); the user wrote no where: no double where
+    "logsumexp of all -inf": ("""
+def loss(x):
+    return jax.nn.logsumexp(x)
+x = jnp.array([-jnp.inf, -jnp.inf])
+f = jax.grad(loss)
+""", "−Inf", "log", "log in jax.nn.logsumexp at loss:2", "log(0) = −inf",
+        "jnp.finfo(x.dtype).min", "double where"),
+    # d atan2(y, x) = (x dy − y dx) / (x² + y²): 0 / 0 at the origin, no denominator of
+    # the user's to guard
+    "arctan2(a, a) at 0": ("""
+def loss(a):
+    return jnp.arctan2(a, a).sum()
+x = jnp.array([0., 1.])
+f = jax.grad(loss)
+""", "NaN", "div", "div at loss:2", "atan2(y, x)", "jnp.arctan2(jnp.where(ok, y, 1.)",
+        "guard the denominator"),
+    # 2 ** (3 ** 5) passes float32's 3.4e38 at the 5th iteration (4 counted from 0)
+    "x ** 3 in a diverging fori_loop": ("""
+def f(x):
+    return jax.lax.fori_loop(0, 20, lambda i, v: v ** 3, x)
+x = jnp.array([2.0])
+""", "+Inf", "integer_pow", "iteration 4 of scan ×20", "overflow", "bound or normalise",
+        "float32"),
+    "log1p(-1)": ("""
+def f(x):
+    return jnp.log1p(x)
+x = jnp.array([-1.0, 0.0])
+""", "−Inf", "log1p", "log1p at f:2", "log1p(−1) = −inf", "jnp.maximum(x, -1 + 1e-6)",
+        "ranges"),
+    # d/dx acos(x) = −1 / sqrt(1 − x²) at cos(0) = 1, times d cos = −sin(0) = 0: NaN
+    "acos at 1 under grad": ("""
+def loss(x):
+    return jnp.arccos(jnp.cos(x)).sum()
+x = jnp.array([0.0, 0.5])
+f = jax.grad(loss)
+""", "+Inf", "rsqrt", "rsqrt at loss:2", "d/dx acos(x) = −1 / sqrt(1 − x²) at x = 1",
+        "jnp.arccos(jnp.clip(x, -1 + 1e-6, 1 - 1e-6))", "1e-12"),
+    # exp(200) overflows in the forward pass; the division has no 0 denominator
+    "exp(200) in a sigmoid": ("""
+def loss(x):
+    return (1 / (1 + jnp.exp(-x))).sum()
+x = jnp.array([-200., 0.])
+f = jax.grad(loss)
+""", "+Inf", "exp", "exp at loss:2 (forward pass)", "its input reaches 200",
+        "jax.nn.sigmoid(x)", "float32"),
+    # 300² = 90000 passes float16's 65504; float32 holds it
+    "a float16 cast inside jnp.linalg.norm": ("""
+def f(x):
+    h = x.astype(jnp.float16)
+    return jnp.linalg.norm(h)
+x = jnp.array([300., 1.])
+""", "+Inf", "mul", "mul in jnp.linalg.norm at f:3", "the largest f16", "float32",
+        "select"),
+    # JAX places a custom_vjp's backward rule at its call: say that is where it is
+    "a custom_vjp's backward rule": ("""
+@jax.custom_vjp
+def g(x):
+    return x
+def g_fwd(x):
+    return x, x
+def g_bwd(x, ct):
+    return (ct / x,)
+g.defvjp(g_fwd, g_bwd)
+def loss(x):
+    return g(x).sum()
+x = jnp.array([0., 1.])
+f = jax.grad(loss)
+""", "+Inf", "div", "div in the backward rule of a jax.custom_vjp called at loss:10",
+        "division by 0", "guard the denominator", "double where"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MATH))
+def test_the_cause_and_fix_are_the_primitives_mathematics_at_that_point(ip, case):
+    setup, what, primitive, head, cause, fix, wrong = MATH[case]
+    card = values_of(ip, setup, "f(x)").values.card
+    assert (card.what, card.primitive) == (what, primitive), card
+    assert head in card.lines()[0], card.lines()
+    assert cause in card.cause, card.cause
+    assert fix in card.fix and wrong not in card.fix, card.fix
+    # the one fix a run checks: a sqrt's input changed, which the derivative reads
+    checked = "checked: with jnp.sqrt(s + 1e-12) the gradient is finite on these arguments"
+    verdict = checked if cause.startswith("d/dx sqrt(x)") else "unchecked"
+    assert card.lines()[-1].startswith(f"fix ({verdict}): "), card.lines()
+
+
+def test_a_derivative_names_the_forward_primitive_not_a_division(ip):
+    """An Inf of exp in the forward pass is no derivative; acos's at 1 is."""
+    sigmoid = values_of(ip, MATH["exp(200) in a sigmoid"][0], "f(x)").values.card
+    assert sigmoid.gradient_of == ""
+    acos = values_of(ip, MATH["acos at 1 under grad"][0], "f(x)").values.card
+    assert acos.gradient_of == "acos at x = 1 (loss:2)"
+    assert acos.first_nan.startswith("mul at loss:2 (backward pass): 0 · inf")
+
+
+def test_a_loop_says_what_was_made_at_its_iteration_and_the_nan_after(ip):
+    """log(1) = 0, log(0) = −inf at iteration 1, log(−inf) = NaN at iteration 2: the
+    summary pools them, the cause reads what was born."""
+    card = values_of(ip, """
+def f(x):
+    def body(c):
+        v, i = c
+        return jnp.log(v), i + 1
+    return jax.lax.while_loop(lambda c: c[1] < 5, body, (x, 0))[0]
+x = jnp.array([1.0])
+""", "f(x)").values.card
+    assert (card.what, card.where, card.iteration) == ("−Inf", "body:4", "iteration 1 of "
+                                                                         "while")
+    assert card.cause == "log(0) = −inf"
+    assert card.first_nan.startswith("log at body:4, iteration 2 of while: log of an Inf")
+
+
+def test_an_inf_a_division_absorbs_is_no_select_and_keeps_its_fix(ip):
+    """float16's 300² = inf; h / sqrt(mean(inf)) = h / inf = 0: finite and wrong."""
+    view = values_of(ip, """
+def f(x):
+    h = x.astype(jnp.float16)
+    return h / jnp.sqrt(jnp.mean(h ** 2))
+x = jnp.array([300., 1.])
+""", "f(x)")
+    card = view.values.card
+    text = "\n".join(card.lines())
+    assert card.primitive == "integer_pow" and not card.reached and not card.dropped
+    assert "select" not in text and "div at f:3 makes finite values of it (x / inf = 0)" \
+        in text
+    assert "compute in float32" in card.fix
+    marks = view.values.overlay(view.values.full)
+    assert not any("discarded" in line for _, line, _ in marks.values()), marks
+
+
+INTENDED = {
+    "causal mask": ("""
+def f(s):
+    mask = jnp.tril(jnp.ones((3, 3), bool))
+    s = jnp.where(mask, s, -jnp.inf)
+    return jax.nn.softmax(s, axis=-1)
+x = jnp.ones((3, 3))
+""", "−inf"),
+    "sentinel in a min": ("""
+def f(x):
+    return jnp.min(jnp.where(x > 0, x, jnp.inf))
+x = jnp.array([3., -1., 2.])
+""", "+inf"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INTENDED))
+def test_an_intended_infinity_is_drawn_without_red_and_never_contradicted(ip, case):
+    setup, sign = INTENDED[case]
+    view = values_of(ip, setup, "f(x)")
+    values = view.values
+    assert values.card is None
+    lines = values.edge_lines(values.full)
+    assert any("Inf" in text for text, _ in lines.values())
+    assert not any(red for _, red in lines.values())
+    assert not any(fill for fill, _, _ in values.overlay(values.full).values())
+    side = values.side_html()
+    assert "every value finite" not in side and "NaN or Inf" not in side
+    assert f"the {sign} are written by the program" in side
+    assert "hold ±Inf the program writes, no NaN" in values.headline()
+
+
+@pytest.mark.parametrize("dtype, finite", [("float32", True), ("float16", False)])
+def test_the_sqrt_fix_is_run_on_the_arguments_and_says_what_it_gave(ip, dtype, finite):
+    """sqrt(s + 1e-12) has a finite derivative at s = 0 in float32; in float16 the 1e-12
+    rounds to 0 and the gradient is still NaN: the check says so, as JAX does."""
+    setup = f"""
+def loss(x):
+    return jnp.sqrt(jnp.sum(x.astype(jnp.{dtype}) ** 2))
+def fixed(x):
+    return jnp.sqrt(jnp.sum(x.astype(jnp.{dtype}) ** 2) + 1e-12)
+x = jnp.zeros(3)
+f = jax.grad(loss)
+"""
+    card = values_of(ip, setup, "f(x)").values.card
+    assert card.gradient_of.startswith("sqrt at x = 0")
+    by_hand = bool(np.isfinite(ip.user_ns["jax"].grad(ip.user_ns["fixed"])(
+        ip.user_ns["x"])).all())
+    assert by_hand == finite
+    said = "is finite" if finite else "still holds NaN or Inf"
+    assert f"checked: with jnp.sqrt(s + 1e-12) the gradient {said} on these arguments" \
+        in card.lines()[-1]
+
+
+def test_the_mathematics_cards_in_a_kernel(tmp_path):
+    """A kernel, as a notebook runs them: jnp.linalg.norm's gradient at 0 names the
+    library function, the derivative and the checked fix; a causal mask says its −inf
+    is the program's own; no error and no path of jaxmagic's."""
+    import nbformat
+    from notebook_support import errors, execute, jaxmagic_outputs
+
+    cells = ["import jax, jax.numpy as jnp\n%load_ext jaxmagic",
+             MATH["jnp.linalg.norm under grad"][0] + "\n%jaxpr --values f(x)",
+             INTENDED["causal mask"][0] + "\n%jaxpr --values f(x)"]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nbformat.write(nb, tmp_path / "math.ipynb")
+    nb, _ = execute(tmp_path / "math.ipynb", tmp_path)
+    assert errors(nb) == []
+    said = {o.cell_index: o.html for o in jaxmagic_outputs(nb) if o.is_picture}
+    assert sorted(said) == [1, 2]
+    for words in ("div in jnp.linalg.norm at loss:2",
+                  "d/dx sqrt(x) = 1 / (2 sqrt(x)) at x = 0 is +inf",
+                  "checked: with jnp.sqrt(s + 1e-12) the gradient is finite"):
+        assert words in said[1], words
+    assert "the −inf are written by the program" in said[2]
+    assert "every value finite" not in said[2]
+    shown = json.dumps([c.get("outputs") for c in nb.cells])
+    assert "jaxmagic/" not in shown and "Traceback" not in shown
+
+
+def test_a_masks_infinity_beside_a_real_nan_is_drawn_without_red(ip):
+    """A row masked entirely with −inf: the where's −inf and the rows' max are the
+    program's own; inf − inf = NaN after them is the alarm, and all that comes of it."""
+    values = values_of(ip, TRAPS["masked"][0], "f(x, m)").values
+    lines = values.edge_lines(values.full)
+    assert any("−Inf" in text and "NaN" not in text for text, _ in lines.values())
+    assert all(red == ("NaN" in text) for text, red in lines.values()), lines
+    assert "more ±Inf the program writes" in values.headline()

@@ -9,9 +9,11 @@ The summaries are the program's only outputs: nothing large reaches the host, an
 fuses the reductions with the equations they read. Loops are run as loops (`lax.scan`,
 `lax.while_loop`, `lax.switch`) whose bodies return their summaries per iteration, reduced
 over the iterations inside the program with the first iteration at which a value went
-non-finite. Calls (`jit`, `custom_jvp`, `checkpoint`, ...) are opened in place; any other
-equation with a body (`shard_map`, `pmap`, a kernel) runs as it is and only its outputs
-are summarised.
+non-finite; a loop's or a shard_map's own arguments are summarised as its body sees them
+(a cause reads them: `x / c` of a carry). Calls (`jit`, `custom_jvp`, `checkpoint`, ...)
+are opened in place; any other equation with a body (JAX 0.7's `xla_pmap`, a kernel)
+runs as it is and only its outputs are summarised. An integer division makes no NaN where
+its divisor is 0, so what it returned there is summarised too (`Flow.by_zero`).
 
 Equations are numbered in the walk order of `core.graph.build`, so every summary finds its
 node and edge on the drawn graph (`Edge.value`).
@@ -36,6 +38,10 @@ FLOAT, INTEGER, BOOL, KEY, OTHER = "float", "int", "bool", "key", "other"
 _OPENED = frozenset(p for p, kind in CALLS.items() if kind not in ("shard_map", "pmap"))
 _SHARD_MAP = "shard_map"
 COMPILED_BUDGET = 300
+# jnp's calls whose result is an integer `div`'s made good (x // y), and the id of what
+# an integer division returned where its divisor was 0
+RETURNS_FOR_DIV = frozenset({"floor_divide"})
+BY_ZERO = "by_zero"
 
 
 @dataclass(frozen=True)
@@ -82,12 +88,16 @@ class Equation:
     body: bool = False    # a body run as one equation (`shard_map`, `pmap`): not opened
     born_at: int | None = None      # the first iteration its outputs went non-finite
     nan_born_at: int | None = None  # from finite (NaN-free) inputs
+    called: str = ""      # the JAX function the user's line called (`jnp.linalg.norm`)
+    params: dict = field(default_factory=dict)     # its numbers (integer_pow's `y`)
 
 
 @dataclass
 class Flow:
     """The summaries of one run: by value id (`(equation, output)`, `(-1, i)` for the
-    i-th argument, `(-2, i)` for a captured constant) and the equations."""
+    i-th argument, `(-2, i)` for a captured constant, `("in", body, k)` for a loop's or a
+    shard_map's k-th argument as its body saw it, pooled over iterations or devices) and
+    the equations."""
 
     summaries: dict[tuple, Summary]
     equations: dict[int, Equation]
@@ -96,6 +106,12 @@ class Flow:
     budget_left_out: int = 0       # values past the budget: only their non-finite counts
     seconds: float = 0.0
     results: list = field(default_factory=list)       # the call's results' value ids
+    # integer divisions (`div`) whose divisor held a 0, by equation: what they returned
+    # there (as `Summary`: n the zero divisors, min/max the values); `by_zero_in` names
+    # the call whose result that is (`floor_divide`: `x // 0`) where it is not the div's
+    by_zero: dict[int, Summary] = field(default_factory=dict)
+    by_zero_in: dict[int, str] = field(default_factory=dict)
+    names: dict[tuple, str] = field(default_factory=dict)   # arguments' and constants'
 
     def reached_results(self) -> bool:
         """Whether a NaN or Inf is in the call's results (not only made and discarded, as
@@ -117,6 +133,44 @@ class Flow:
                  for at in [min((a for a in (e.born_at, e.nan_born_at) if a is not None),
                                 default=None)] if at is not None]
         return min(found, key=lambda t: t[:2])[2] if found else None
+
+    def arrived(self) -> list[tuple[tuple, Summary]]:
+        """The arguments and captured constants that brought a NaN or Inf into the call:
+        made before it, by no equation of the program."""
+        return [(v, s) for v, s in self.summaries.items() if v[0] in (-1, -2) and
+                s.nonfinite]
+
+    def absorbed(self) -> Equation | None:
+        """The first equation to make finite values of a NaN or Inf (a select dropping
+        it, x / inf = 0): where a non-finite value stops before the results."""
+        found = [e for e in self.equations.values() if any(
+            s.nonfinite for v in e.ins if (s := self.summaries.get(v)) is not None)
+            and not any(s.nonfinite for v in e.outs if (s := self.summaries.get(v)))]
+        return min(found, key=lambda e: e.index) if found else None
+
+    def alarms(self) -> set[tuple]:
+        """The values that hold a NaN, or an Inf that comes of where one was born or of
+        an argument that brought one in; the other infinities are the program's own (a
+        −inf mask, an inf sentinel in a min). A value no equation here made (a loop's)
+        counts as one where anything was born."""
+        born = any(e.born_at is not None or e.nan_born_at is not None
+                   for e in self.equations.values())
+        tainted = {v for v, _ in self.arrived()}
+
+        def tainted_in(v) -> bool:
+            return v in tainted or born and v[0] not in self.equations and \
+                v[0] not in (-1, -2, "literal")
+
+        for e in sorted(self.equations.values(), key=lambda e: e.index):
+            if e.born_at is not None or e.nan_born_at is not None or \
+                    any(tainted_in(v) for v in e.ins if v):
+                tainted.update(e.outs)
+        return {v for v, s in self.summaries.items()
+                if s.nan or s.nonfinite and tainted_in(v)}
+
+    def intended(self) -> bool:
+        """Whether every non-finite value is an infinity the program writes itself."""
+        return any(s.nonfinite for s in self.summaries.values()) and not self.alarms()
 
     def first_nan(self) -> Equation | None:
         """The first equation to make a NaN from NaN-free inputs: where `jax_debug_nans`
@@ -158,6 +212,18 @@ def row(x: Any, full: bool = True) -> Any:
     if _compat.is_tracer(x):
         return _traced_row(x, kind, full)
     return _host_row(np.asarray(x), kind, full)
+
+
+def masked_row(x: Any, mask: Any) -> Any:
+    """The summary row of `x` where `mask` holds (n: the count; no NaN, as integers)."""
+    xp = jnp if _compat.is_tracer(x) or _compat.is_tracer(mask) else np
+    dtype = np.float32 if xp is jnp else np.float64
+    x, mask = xp.ravel(xp.asarray(x)).astype(dtype), xp.ravel(mask)
+    count = mask.sum().astype(dtype)
+    nil = xp.zeros((), dtype)
+    return xp.stack([count, nil, nil, nil, (mask & (x == 0)).sum().astype(dtype), count,
+                     xp.where(mask, x, 0).sum(), nil, xp.where(mask, x, xp.inf).min(),
+                     xp.where(mask, x, -xp.inf).max(), nil - 1, nil - 1])
 
 
 def _host_row(x: np.ndarray, kind: str, full: bool) -> np.ndarray:
@@ -292,8 +358,9 @@ class _Frame:
 class Walk:
     """One evaluation of a traced jaxpr with summaries (see the module's doc)."""
 
-    def __init__(self, budget: int):
+    def __init__(self, budget: int, rewrites: dict | None = None):
         self.budget = budget
+        self.rewrites = rewrites or {}     # equation → its inputs' values as changed
         self.full = 0
         self.left_out = 0
         self.avals: dict[tuple, tuple[str, str]] = {}
@@ -307,6 +374,9 @@ class Walk:
         self.body_index: int | None = None         # the outermost compiled body running
         self.in_program: set = set()               # the values it summarises
         self.capped: dict[int, set] = {}           # those it left out, by body
+        self.zero_divisors: dict[int, Any] = {}    # an integer div's mask of them
+        self.by_zero_in: dict[int, str] = {}
+        self.calling = ""      # the JAX function of the call opened around (its name)
 
     def row_of(self, x: Any, key: Any, full: bool = True) -> Any:
         """`row(x)`, or None for a value inside a compiled body past its budget."""
@@ -374,10 +444,20 @@ class Walk:
         if compiled is not None:
             return self.compiled(compiled, eqn, ins, frame, index)
         if prim in _OPENED and self._opens(eqn, ins):
-            return self.run(bodies(eqn)[0], ins, frame, index + 1)
+            around, self.calling = self.calling, self.calling or \
+                _compat.library_function(eqn)
+            try:
+                outs = self.run(bodies(eqn)[0], ins, frame, index + 1)
+            finally:
+                self.calling = around
+            if eqn.params.get("name") in RETURNS_FOR_DIV:
+                self._returned_by(eqn.params["name"], frame, index, size(eqn), outs)
+            return outs
         if bodies(eqn):
             self.skipped[index] = prim
-        values = _compat.bind_equation(eqn, [e.value for e in ins])
+        xs = [e.value for e in ins]
+        values = _compat.bind_equation(eqn, self.rewrites[index](xs) if index in
+                                       self.rewrites else xs)
         return self.leaf(eqn, ins, values, frame, index)
 
     def compiled(self, run: Any, eqn: Any, ins: list[_Entry], frame: _Frame,
@@ -404,17 +484,50 @@ class Walk:
              index: int) -> list[_Entry]:
         outs = [self.record(frame, (index, k), x) for k, x in enumerate(values)]
         frame.born[index] = born_flags([o.row for o in outs], [e.row for e in ins])
+        if eqn.primitive.name == "div" and self.avals[(index, 0)][1] == INTEGER:
+            self._by_zero(frame, index, ins[1].value, values[0])
         self.equations[index] = Equation(index, eqn.primitive.name,
                                          tuple(e.vid for e in ins),
                                          tuple(o.vid for o in outs), frame.loops,
-                                         bool(bodies(eqn)))
+                                         bool(bodies(eqn)), called=self.calling or
+                                         _compat.library_function(eqn),
+                                         params={k: v for k, v in eqn.params.items()
+                                                 if type(v) in (int, float)})
         return outs
+
+    # -- integer division by 0: no NaN says it happened ---------------------------------
+
+    def _by_zero(self, frame: _Frame, index: int, divisor: Any, out: Any) -> None:
+        """Where an integer division's divisor held a 0, what it returned there (XLA's
+        −1, or the type's largest for unsigned ones)."""
+        xp = jnp if _compat.is_tracer(out) or _compat.is_tracer(divisor) else np
+        mask = xp.broadcast_to(xp.asarray(divisor) == 0, np.shape(out))
+        if xp is np and not mask.any():
+            return
+        self.zero_divisors[index] = mask
+        frame.rows[(BY_ZERO, index)] = masked_row(out, mask)
+
+    def _returned_by(self, name: str, frame: _Frame, index: int, n: int,
+                     outs: list[_Entry]) -> None:
+        """A call that makes `//` of a div (`floor_divide`): what it returned where the
+        divisor was 0, which is what the user's line returned."""
+        for i in range(index + 1, index + n):
+            mask = self.zero_divisors.pop(i, None)
+            if mask is not None and len(outs) == 1 and \
+                    np.shape(outs[0].value) == mask.shape:
+                frame.rows[(BY_ZERO, i)] = masked_row(outs[0].value, mask)
+                self.by_zero_in[i] = name
 
     # -- loops, run as loops -------------------------------------------------------------
 
-    def body(self, jaxpr: Any, ins: list[_Entry], loops: tuple, start: int):
-        """A body evaluated in a frame of its own: (outputs, frame)."""
+    def body(self, jaxpr: Any, ins: list[_Entry], loops: tuple, start: int,
+             fresh: tuple = (), key: tuple = ()):
+        """A body evaluated in a frame of its own: (outputs, frame). `fresh`: its inputs
+        after `ins` that are no outer value (a loop's carry, a device's block), recorded
+        as values of their own, `key + (k,)`, for the causes of the equations reading
+        them."""
         frame = _Frame(loops)
+        ins = ins + [self.record(frame, key + (k,), v) for k, v in enumerate(fresh)]
         return self.run(jaxpr, ins, frame, start), frame
 
     def scan(self, eqn: Any, ins: list[_Entry], frame: _Frame, index: int) -> list:
@@ -427,9 +540,8 @@ class Walk:
         ids: dict = {}
 
         def step(c, x):
-            entries = consts + [_Entry(v, self.row_of(v, ("in", index, k), False), None)
-                                for k, v in enumerate(list(c) + list(x))]
-            outs, sub = self.body(p["jaxpr"], entries, loops, index + 1)
+            outs, sub = self.body(p["jaxpr"], consts, loops, index + 1,
+                                  list(c) + list(x), ("in", index))
             ids["rows"], ids["born"] = list(sub.rows), list(sub.born)
             rows, born = sub.stacked()
             return [o.value for o in outs[:ncarry]], ([o.value for o in outs[ncarry:]],
@@ -458,9 +570,8 @@ class Walk:
         ids: dict = {}
 
         def run_body(carry):
-            entries = bconsts + [_Entry(v, self.row_of(v, ("in", start, k), False), None)
-                                 for k, v in enumerate(carry)]
-            outs, sub = self.body(p["body_jaxpr"], entries, loops, start)
+            outs, sub = self.body(p["body_jaxpr"], bconsts, loops, start, carry,
+                                  ("in", start))
             ids["rows"], ids["born"] = list(sub.rows), list(sub.born)
             return [o.value for o in outs], sub.stacked()
 
@@ -495,9 +606,8 @@ class Walk:
         ids: dict = {}
 
         def body(*local):
-            entries = [_Entry(v, self.row_of(v, ("in", index, k), False), None)
-                       for k, v in enumerate(local)]
-            outs, sub = self.body(p["jaxpr"], entries, frame.loops, index + 1)
+            outs, sub = self.body(p["jaxpr"], [], frame.loops, index + 1, local,
+                                  ("in", index))
             ids["rows"], ids["born"] = list(sub.rows), list(sub.born)
             rows, born = sub.stacked()
             return tuple(o.value for o in outs), _compat.vary(jnp.asarray(rows)[None], axes), \
@@ -558,8 +668,9 @@ def _last_uses(jaxpr: Any) -> dict[int, list]:
         for a in eqn.invars:
             if not _compat.is_literal(a):
                 last[a] = i
-    for a in jaxpr.outvars:
-        last.pop(a, None)
+    for a in jaxpr.outvars:     # a result may be a literal (`jnp.where`'s 1.0 branch)
+        if not _compat.is_literal(a):
+            last.pop(a, None)
     out: dict[int, list] = {}
     for v, i in last.items():
         out.setdefault(i, []).append(v)
@@ -599,18 +710,21 @@ def _literal_number(v: Any) -> Any:
 
 # ---- one run --------------------------------------------------------------------------------
 
-def summarise(traced: Any, args: list, budget: int = 20000, jit: bool = False) -> Flow:
+def summarise(traced: Any, args: list, budget: int = 20000, jit: bool = False,
+              rewrites: dict | None = None) -> Flow:
     """The values of `traced`'s jaxpr run on `args` (its flat inputs), summarised: op by
     op, each summary on the host, every loop compiled once with its body's summaries
     inside it (`jit=True`: the whole walk in one compiled program, the other design
     `benchmarks/bench_values.py` measures; XLA:CPU compiles each summary's reduction as a
     kernel of its own, a second per 100 values).
     `budget`: values summarised in full; those past it get only their non-finite counts.
+    `rewrites`: a fix tried on the program, by equation: its inputs' values → the values
+    it computes on instead (`sqrt(s + 1e-12)` for `sqrt(s)`).
     The user's configuration is left as it is: the run itself sets NaN checks off and
     jit on, for its own duration only."""
     import time
 
-    walk = Walk(budget)
+    walk = Walk(budget, rewrites)
     program = program_of(walk, traced)
 
     start = time.perf_counter()
@@ -627,7 +741,10 @@ def summarise(traced: Any, args: list, budget: int = 20000, jit: bool = False) -
         else:
             (rows, born), row_ids, born_ids = program(*args)
         rows, born = np.asarray(rows), np.asarray(born)
-    return _collect(walk, row_ids, born_ids, rows, born, time.perf_counter() - start)
+    flow = _collect(walk, row_ids, born_ids, rows, born, time.perf_counter() - start)
+    flow.names = {**{(-1, i): n for i, n in enumerate(traced.in_names)},
+                  **{(-2, i): n for i, n in enumerate(traced.const_names)}}
+    return flow
 
 
 
@@ -651,7 +768,9 @@ def program_of(walk: Walk, traced: Any):
 def _collect(walk: Walk, row_ids: list, born_ids: list, rows: np.ndarray,
              born: np.ndarray, seconds: float) -> Flow:
     summaries = {vid: _summary(walk.avals.get(vid, ("?", OTHER)), r)
-                 for vid, r in zip(row_ids, rows)}
+                 for vid, r in zip(row_ids, rows) if vid[0] != BY_ZERO}
+    by_zero = {vid[1]: s for vid, r in zip(row_ids, rows) if vid[0] == BY_ZERO
+               and (s := _summary(walk.avals[(vid[1], 0)], r)).n}
     for index, flags in zip(born_ids, born):
         e = walk.equations.get(index)
         if e is not None:
@@ -664,7 +783,8 @@ def _collect(walk: Walk, row_ids: list, born_ids: list, rows: np.ndarray,
                 f"{walk.compiled_budget}: XLA compiles a kernel for each)"
                 for i, left in sorted(walk.capped.items()) if i in walk.equations]
     return Flow(summaries, walk.equations, walk.loops, skipped, walk.left_out, seconds,
-                walk.results)
+                walk.results, by_zero, {i: walk.by_zero_in[i] for i in by_zero
+                                        if i in walk.by_zero_in})
 
 
 def _summary(meta: tuple[str, str], r: np.ndarray) -> Summary:

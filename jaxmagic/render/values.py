@@ -3,8 +3,10 @@ was born, for `%jaxpr --values` and `view.values`.
 
 The data is `core.values.Flow` (a summary per value, born flags per equation); this view
 puts the summaries on the picture's edges and hover, outlines the equation where the first
-non-finite value was born and names its cause and fix in a card (`core.nonfinite`), and
-lists the largest magnitudes by group and, for a folded series of layers, by layer.
+non-finite value was born and names its cause and fix in a card (`core.nonfinite`), says
+which argument brought in a NaN the program did not make and what an integer division by
+0 returned, and lists the largest magnitudes by group and, for a folded series of layers,
+by layer.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ..core import nonfinite
-from ..core.graph import CALLS, Graph, Node
+from ..core.graph import CALLS, Cluster, Graph, Node
 from ..core.values import BOOL, FLOAT, INTEGER, KEY, Equation, Flow, Summary
 from . import html as H
 from .costs import EMPHASIS, _chain, _columns
@@ -23,6 +25,12 @@ TOP_GROUPS = 6
 TOP_VALUES = 12
 MOST_LAYERS = 12     # rows of a layer table; more are sampled evenly
 
+
+
+def _box(ink: str, paper: str, inner: str) -> str:
+    """A card: a coloured rule on its left, its paper a tint of it."""
+    return (f'<div style="border-left:4px solid {ink};padding:6px 8px;margin-bottom:8px;'
+            f'background:{paper};color:{H.INK}">{inner}</div>')
 
 
 def num(x: float) -> str:
@@ -73,13 +81,19 @@ class Card:
     nan_primitive: str = ""      # that equation's primitive (where jax_debug_nans stops)
     gradient_of: str = ""        # the forward primitive whose derivative the Inf is
     discarded: bool = False      # a jnp.where at that line discards the branch
-    reached: bool = True         # it reached the call's results (else it was discarded)
+    reached: bool = True         # it reached the call's results
+    within: str = ""             # the JAX function the line called (`jnp.linalg.norm`)
+    absorbed: str = ""           # where it stopped short of the results, and how
+    dropped: bool = False        # by a select: nothing is wrong with the results
+    rewrite: tuple | None = None     # (equation, primitive): a fix a run can check
+    checked: bool | None = None      # that run's results all finite (None: not run)
 
     def lines(self) -> list[str]:
         side = "backward pass" if self.backward else "forward pass"
-        out = [f"first {self.what}: {self.primitive} at {self.where or '?'} ({side})"
-               + (f", {self.iteration}" if self.iteration else "")
-               + ("" if self.reached else " · discarded: no result holds NaN or Inf"),
+        within = f" in {self.within}" if self.within else ""
+        out = [f"first {self.what}: {self.primitive}{within} at {self.where or '?'} "
+               f"({side})" + (f", {self.iteration}" if self.iteration else "")
+               + (" · discarded: no result holds NaN or Inf" if self.dropped else ""),
                f"  {self.source}" if self.source else "",
                f"cause: {self.cause}"]
         if self.gradient_of:
@@ -88,13 +102,25 @@ class Card:
                           "still computed, and 0 · inf = NaN" if self.discarded else ""))
         if self.first_nan:
             out.append(f"the first NaN: {self.first_nan} (where jax_debug_nans stops)")
-        if self.reached:
-            out.append(f"fix: {nonfinite.DOUBLE_WHERE if self.discarded else self.fix}")
-        else:
-            out.append("nothing to fix for these results: a select (jnp.where, "
-                       "optax.join_schedules) drops it before them; under jax.grad of "
-                       f"this code the fix would be: {self.fix}")
+        fix = f"{nonfinite.DOUBLE_WHERE}; or {self.fix}" if self.discarded else self.fix
+        if self.dropped:
+            out.append(f"nothing to fix for these results: {self.absorbed} drops it "
+                       f"before them; under jax.grad of this code the fix would be "
+                       f"(unchecked): {fix}")
+            return [x for x in out if x]
+        if not self.reached:
+            out.append(f"no result holds NaN or Inf, but {self.absorbed}: the results "
+                       "are finite and wrong")
+        out.append(f"fix ({self.verdict()}): {fix}")
         return [x for x in out if x]
+
+    def verdict(self) -> str:
+        """Whether the fix was run: with it, the results all finite or not."""
+        if self.checked is None or self.rewrite is None:
+            return "unchecked"
+        change = nonfinite.REWRITES[self.rewrite[1]][1]
+        return f"checked: with {change} the gradient " + \
+            ("is finite" if self.checked else "still holds NaN or Inf") + " on these arguments"
 
 
 class Values:
@@ -106,6 +132,8 @@ class Values:
         self.flow = flow
         self.full = full
         self.func_name = func_name
+        self.checked: bool | None = None     # the card's fix, run (overlays.values)
+        self.alarms = flow.alarms()           # the values drawn red
         self._node_of = {e: n for n in full.nodes.values() if n.kind == "op"
                          for e in n.eqns}
 
@@ -120,12 +148,16 @@ class Values:
         for vid, s in self.flow.summaries.items():
             node = self._node_of.get(vid[0])
             out.append({"value": vid, "aval": s.aval, "primitive": node.primitive
-                        if node else ("argument" if vid[0] == -1 else "constant"),
+                        if node else ("argument" if vid[0] in (-1, "in") else "constant"),
                         "where": node.where if node else "", **vars(s)})
         return out
 
     def _values_of(self, eqns) -> list[Summary]:
-        return [s for e in eqns for k in range(8) if (s := self.summary((e, k))) is not None]
+        return [s for _, s in self._vids_of(eqns)]
+
+    def _vids_of(self, eqns) -> list[tuple[tuple, Summary]]:
+        return [((e, k), s) for e in eqns for k in range(8)
+                if (s := self.summary((e, k))) is not None]
 
     def _iteration(self, eqn: Equation, at: int | None) -> str:
         if not eqn.loops or at is None:
@@ -139,26 +171,59 @@ class Values:
         if eqn is None:
             return None
         node = self._node_of.get(eqn.index) or self._body_of(eqn)
-        outs = [s for v in eqn.outs if (s := self.summary(v)) is not None]
-        what = "NaN" if any(s.nan for s in outs) else \
-            ("+Inf" if any(s.pinf for s in outs) else "−Inf")
+        what = nonfinite.made(self.flow, eqn)
         why = nonfinite.cause(self.flow, eqn)
         at = eqn.born_at if eqn.born_at is not None else eqn.nan_born_at
-        card = Card(what, eqn.primitive, node.where if node else "",
-                    node.source if node else "", bool(node and node.backward), why.what,
+        card = Card(what, eqn.primitive, self._line(node) if node else "",
+                    node.source if node else "", self._backward(node), why.what,
                     why.fix, self._iteration(eqn, at),
                     reached=self.flow.reached_results())
+        card.within = self._within(eqn, card.backward)
+        self._absorbed(card)
         nan = self.flow.first_nan()
-        if nan is not None and nan.index != eqn.index:
+        if nan is not None and (nan.index != eqn.index or what != "NaN"):
             n = self._node_of.get(nan.index)
-            card.first_nan = (f"{nan.primitive} at {n.where if n else '?'}"
-                              f"{' (backward pass)' if n and n.backward else ''}: "
-                              f"{nonfinite.cause(self.flow, nan).what}")
+            later = self._iteration(nan, nan.nan_born_at) if nan.index == eqn.index else ""
+            card.first_nan = (f"{nan.primitive} at {self._line(n) if n else '?'}"
+                              f"{' (backward pass)' if self._backward(n) else ''}"
+                              f"{', ' + later if later else ''}: "
+                              f"{nonfinite.cause(self.flow, nan, nan=True).what}")
             card.nan_primitive = nan.primitive
-            self._gradient(card, eqn, n)
         else:
             card.nan_primitive = eqn.primitive if what == "NaN" else ""
+        self._gradient(card, eqn)
         return card
+
+    def _within(self, eqn: Equation, backward: bool) -> str:
+        """The JAX function the line called, where it is not the primitive itself; a
+        custom_vjp's backward rule, whose equations JAX places at its call."""
+        name = eqn.called.rsplit(".", 1)[-1]
+        if name == "custom_vjp":
+            return "the backward rule of a jax.custom_vjp called" if backward else ""
+        return "" if name in (eqn.primitive, "arc" + eqn.primitive[1:], "custom_jvp") \
+            else eqn.called
+
+    def _absorbed(self, card: Card) -> None:
+        """Where a NaN or Inf that reached no result stopped, and how: a select drops
+        it; x / inf = 0 makes wrong finite values of it."""
+        if card.reached:
+            return
+        eqn = self.flow.absorbed()
+        if eqn is None:
+            return
+        n = self._node_of.get(eqn.index)
+        where = self._line(n) if n else "?"
+        card.dropped = self._dropped()
+        card.absorbed = f"a select (jnp.where) at {where}" if card.dropped else \
+            f"{eqn.primitive} at {where} makes finite values of it" + \
+            (" (x / inf = 0)" if eqn.primitive == "div" else "")
+
+    def _dropped(self) -> bool:
+        """A NaN or Inf that reached no result because a select dropped it: the results
+        are right (x / inf = 0 instead makes them wrong)."""
+        eqn = self.flow.absorbed()
+        return not self.flow.reached_results() and eqn is not None and \
+            eqn.primitive == "select_n"
 
     def _body_of(self, eqn: Equation):
         """The group a body run as one equation is drawn as (a scan, a shard_map): the
@@ -171,37 +236,91 @@ class Values:
         return next((self.full.clusters[c] for c in chain
                      if self.full.clusters[c].kind == kind), None)
 
-    def _gradient(self, card: Card, eqn: Equation, nan: Node | None) -> None:
-        """An Inf that becomes a NaN in the backward pass, born at a line whose forward
-        primitive has an infinite derivative there: name it, and a `jnp.where` at that
-        line that discards the branch."""
+    def _gradient(self, card: Card, eqn: Equation) -> None:
+        """In a gradient, an Inf born at a line one of whose forward primitives, run
+        before it, has an infinite derivative at the point its input was at: the cause
+        is that derivative, the fix that primitive's; and a user's `jnp.where` at that
+        line discards the branch, not its gradient."""
         node = self._node_of.get(eqn.index)
         line = self._line(node) if node is not None else ""
-        if not line or nan is None or not nan.backward:
+        if not line or not any(c.backward for c in self.full.clusters.values()):
             return
-        forward = [n for n in self._node_of.values() if not n.backward
-                   and self._line(n) == line]
-        singular = [n.primitive for n in forward if n.primitive in nonfinite.SINGULAR]
-        if singular:
-            card.gradient_of = f"{nonfinite.SINGULAR[singular[0]]} ({line})"
-            card.discarded = any(n.primitive == "select_n" for n in forward)
+        at_line = [self.flow.equations[i] for i, n in sorted(self._node_of.items())
+                   if i in self.flow.equations and self._line(n) == line
+                   and not self._backward(n)]
+        found = nonfinite.derivative(self.flow, [e for e in at_line if e.index < eqn.index])
+        if found is None:
+            return
+        card.cause, card.fix = found.what, found.fix
+        if found.primitive in nonfinite.REWRITES:
+            card.rewrite, card.checked = (found.index, found.primitive), self.checked
+        card.gradient_of = f"{found.primitive} at {found.point} ({line})"
+        card.discarded = any(e.primitive == "select_n" and e.called in ("", "jnp.where")
+                             for e in at_line)
 
-    def _line(self, n: Node) -> str:
+    def _backward(self, n: Node | None) -> bool:
+        """In the backward pass: the node, or a call it is drawn in (`jnp.linalg.norm`'s
+        jit)."""
+        return n is not None and (n.backward or any(
+            self.full.clusters[c].backward for c in self._around(n)))
+
+    def _around(self, n: Node | Cluster) -> list[int]:
+        """The clusters a node is drawn in, or a cluster and those around it, innermost
+        first."""
+        return _chain(self.full, n.id if isinstance(n, Cluster) else n.cluster)[::-1]
+
+    def _line(self, n: Node | Cluster) -> str:
         """A node's line, or the line of the call around it (a library's `_where`)."""
         if n.where:
             return n.where
-        chain = _chain(self.full, n.cluster)[::-1]
+        chain = self._around(n)
         return next((self.full.clusters[c].where for c in chain
                      if self.full.clusters[c].where), "")
 
     # ---- text ----------------------------------------------------------------------------
 
     def headline(self) -> str:
-        bad_values = sum(1 for s in self.flow.summaries.values() if s.nonfinite)
+        own = sum(1 for s in self.flow.summaries.values() if s.nonfinite) - len(self.alarms)
         text = (f"{len(self.flow.summaries)} values summarised in one run "
                 f"({self.flow.seconds:.2f} s)")
-        return text + (f"; {bad_values} hold NaN or Inf" if bad_values else
-                       "; all finite")
+        if not self.alarms:
+            return text + (f"; {own} hold ±Inf the program writes, no NaN" if own else
+                           "; all finite")
+        return text + f"; {len(self.alarms)} hold NaN or Inf" + \
+            (f", {own} more ±Inf the program writes (a mask)" if own else "")
+
+    def intended(self) -> str:
+        """What an infinity the program writes itself is (a −inf mask, an inf sentinel in
+        a min), where every non-finite value is one: intended, not an alarm."""
+        if not self.flow.intended():
+            return ""
+        seen = self.flow.summaries.values()
+        signs = " and ".join(x for x, held in (("+inf", any(s.pinf for s in seen)),
+                                               ("−inf", any(s.ninf for s in seen))) if held)
+        return (f"no NaN, and no value made infinite: the {signs} are written by the "
+                "program (a mask, a sentinel in a min or max), drawn without alarm")
+
+    def arrived(self) -> list[str]:
+        """Each argument or captured constant that brought a NaN or Inf in: by name, made
+        before the call (the edges out of it are red, and no equation was its origin)."""
+        return [f"{bad(s)} of {s.aval} came in through the "
+                f"{'argument' if v[0] == -1 else 'captured constant'} "
+                f"{self.flow.names.get(v) or '?'}: {self.func_name} did not make it; look "
+                "where that value is made, before the call" for v, s in self.flow.arrived()]
+
+    def by_zero(self) -> list[str]:
+        """Each integer division whose divisor held a 0: what it returned there, at its
+        line (no NaN marks it; XLA returns −1, or the largest unsigned value)."""
+        out = []
+        for index, s in sorted(self.flow.by_zero.items()):
+            node = self._node_of.get(index)
+            what = "x // y" if self.flow.by_zero_in.get(index) == "floor_divide" else "div"
+            got = num(s.min) if s.min == s.max else f"{num(s.min)} to {num(s.max)}"
+            out.append(f"integer division by 0 at {self._line(node) if node else '?'}: {what} "
+                       f"returned {got} where the divisor was 0 ({s.n} of {s.aval}), no "
+                       f"error and no NaN (checkify.checkify({self.func_name}, "
+                       "errors=checkify.div_checks) flags it)")
+        return out
 
     def notes(self) -> list[str]:
         out = list(self.flow.skipped)
@@ -215,6 +334,10 @@ class Values:
 
     def text(self) -> str:
         lines = [f"values of {self.func_name}: {self.headline()}"]
+        said = self.arrived() + self.by_zero()
+        lines += [""] + said if said else []
+        if self.intended():
+            lines += ["", self.intended()]
         if self.card is not None:
             lines += [""] + self.card.lines()
         lines += ["", "by group (largest |x|):"]
@@ -331,14 +454,15 @@ class Values:
         origin = self.flow.origin()
         out = {}
         for n in g.nodes.values():
-            values = self._values_of(n.eqns)
+            vids = self._vids_of(n.eqns)
+            values = [s for _, s in vids]
             if not values:
                 continue
-            broken = [s for s in values if s.nonfinite]
+            broken = [s for v, s in vids if v in self.alarms]
             born = origin is not None and origin.index in n.eqns
             grouped = n.kind in ("call", "group")
-            line = ("first NaN/Inf born here" + ("" if self.flow.reached_results() else
-                                                 ", discarded")) if born else \
+            line = ("first NaN/Inf born here" + (", discarded" if self._dropped() else
+                                                 "")) if born else \
                 bad(broken[0]) if broken else ""
             if grouped and not born:
                 top = max(s.magnitude for s in values)
@@ -351,10 +475,10 @@ class Values:
         acc: dict[int, float] = defaultdict(float)
         broken: set[int] = set()
         for n in g.nodes.values():
-            for s in self._values_of(n.eqns):
+            for v, s in self._vids_of(n.eqns):
                 for c in _chain(g, n.cluster):
                     acc[c] = max(acc[c], s.magnitude)
-                    if s.nonfinite:
+                    if v in self.alarms:
                         broken.add(c)
         return {c: ("", f"max |x| {num(m)}" + (" · NaN/Inf inside" if c in broken else ""),
                     False) for c, m in acc.items()}
@@ -365,7 +489,7 @@ class Values:
         for e in g.edges:
             s = self.summary(e.value) if e.value is not None else None
             if s is not None:
-                out[e.src, e.dst] = (short(s), bool(s.nonfinite))
+                out[e.src, e.dst] = (short(s), e.value in self.alarms)
         return out
 
     def hover(self, g: Graph) -> dict[str, list[str]]:
@@ -389,17 +513,18 @@ class Values:
 
     def card_html(self) -> str:
         card = self.card
+        said = "".join(_box(ink, paper, H.esc(x)) for lines, ink, paper in
+                       ((self.arrived(), EMPHASIS, "#fef2f2"),
+                        (self.by_zero(), H.WARNING, "#fffbeb")) for x in lines)
         if card is None:
-            return (f'<div style="color:{H.INK};margin-bottom:6px">every value finite'
-                    '</div>')
+            return said or (f'<div style="color:{H.INK};margin-bottom:6px">'
+                            f'{H.esc(self.intended() or "every value finite")}</div>')
         lines = card.lines()
         rest = "".join(f'<div style="margin-top:3px">{H.esc(x)}</div>' for x in lines[1:])
         # an Inf made and discarded before the results is worth knowing, not an alarm
-        ink, paper = (EMPHASIS, "#fef2f2") if card.reached else (H.WARNING, "#fffbeb")
-        return (f'<div style="border-left:4px solid {ink};padding:6px 8px;'
-                f'margin-bottom:8px;background:{paper};color:{H.INK}">'
-                f'<div style="font-weight:600;color:{ink}">{H.esc(lines[0])}</div>'
-                f'{rest}</div>')
+        ink, paper = (H.WARNING, "#fffbeb") if card.dropped else (EMPHASIS, "#fef2f2")
+        return said + _box(ink, paper, f'<div style="font-weight:600;color:{ink}">'
+                           f'{H.esc(lines[0])}</div>{rest}')
 
     def side_html(self, g: Graph | None = None) -> str:
         groups = H.table([[H.esc(num(m)), H.esc(name)] for name, m in self.groups()],
