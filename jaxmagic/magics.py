@@ -34,7 +34,7 @@ from traitlets import Bool, Enum, Float, Int
 from . import api, overlays
 from .cellhooks import CellHooks, x64
 from .core import interrupt
-from .core.errors import TARGET_FILE, without_our_frames
+from .core.errors import TARGET_FILE, user_frame, without_our_frames
 from .core.target import BoundCall, TargetError, bind, parse_call, split_cell
 from .render.errors import ErrorCard
 from .render.jaxpr import depth_of
@@ -99,10 +99,18 @@ def users_frames(magic):
             if isinstance(e, Exception):
                 self._located(e, theirs)
             if not theirs:
-                e._render_traceback_ = functools.partial(
-                    self.shell.InteractiveTB.get_exception_only, type(e), e)
+                e._render_traceback_ = functools.partial(_one_line, self.shell, e)
             raise
     return run
+
+
+def _one_line(shell, exc: BaseException) -> list[str]:
+    """An error with no frame of the user's, as IPython writes its last line, after the
+    line of the cell it came from (the magic's, as typed), read when it is shown: only
+    then does the traceback reach the cell."""
+    frame = user_frame(exc) if isinstance(exc, Exception) else None
+    where = [f"{frame.where}: {frame.line}"] if frame else []
+    return where + shell.InteractiveTB.get_exception_only(type(exc), exc)
 
 
 _QUOTED = re.compile(r"""(?:'[^']*'|"[^"]*"|[^\s'"]+)+""")

@@ -137,11 +137,11 @@ def test_no_frame_of_ours_for_what_newcomers_get_wrong(newcomer, cell, expect):
 
 def test_an_undefined_name_is_one_line(newcomer):
     """Not a traceback whose one frame is the call jaxmagic evaluated ("Could not get
-    source"): the error as one line, its type kept."""
-    r, cap = run(newcomer, "%jaxpr predcit(x)")
+    source"): the error as one line, its type kept, after the cell's line it came from."""
+    r, cap = run(newcomer, "x = 1\n%jaxpr predcit(x)")
     assert isinstance(r.error_in_exec, NameError)
     text = everything(cap).strip()
-    assert text == "NameError: name 'predcit' is not defined", text
+    assert text == "line 2: %jaxpr predcit(x)\nNameError: name 'predcit' is not defined", text
 
 
 @pytest.mark.parametrize("magic", ["jaxpr", "jit_compare", "shardviz --plan"])
@@ -151,7 +151,8 @@ def test_a_wrong_number_of_arguments_is_one_line_and_no_card(newcomer, magic):
     r, cap = run(newcomer, f"%{magic} {callee}(x, x)")
     assert isinstance(r.error_in_exec, TypeError)
     text = everything(cap).strip()
-    assert text == "TypeError: f() takes 1 positional argument but 2 were given", text
+    assert text == (f"line 1: %{magic} {callee}(x, x)\n"
+                    "TypeError: f() takes 1 positional argument but 2 were given"), text
     assert not cap.outputs, [o.data.get("text/plain") for o in cap.outputs]
 
 
