@@ -427,7 +427,7 @@ def test_plan_static_args_keep_their_names():
         return x * n
 
     view = jaxmagic.sharding_plan(scale, put((8, 4), P("x", None)), 3)
-    assert [lay.path for lay in view.model.sections[0].layouts] == ["args[0]"]
+    assert [lay.path for lay in view.model.sections[0].layouts] == ["x"]    # named by its parameter
 
 
 def test_plan_needs_a_jitted_function(ip):
