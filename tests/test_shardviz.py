@@ -519,7 +519,9 @@ def test_arrays_whole_on_the_same_devices_are_drawn_once_and_named():
     assert len(re.findall(r'<span style="[^"]*">\d</span>', h)) == 8 + 2 * 4 + 4
     assert h.count(esc("['z']")) == h.count(esc("['x']")) == 1   # each its own panel
     assert "324 B: all 3 whole" in h           # (16 + 1 + 64) float32
-    assert view.text().count("float32[") == 5
+    text = view.text()
+    assert text.count("float32[") == 5 and "3 arrays, each whole on every one of 8" in text
+    assert text.count("│ 0,1,2,3,4,5,6,7 │") == 1 and "per device  324 B: all 3 whole" in text
     one = len(html_of(jaxmagic.sharding_view({"b": put((16,), P())})))
     many = len(html_of(jaxmagic.sharding_view({f"p{i}": put((16,), P()) for i in range(24)})))
     assert many < 2 * one

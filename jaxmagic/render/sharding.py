@@ -350,23 +350,35 @@ def layout_html(lay: "ArrayLayout", model: "ShardingModel") -> str:
 SHARED_ROWS = ("sharding", "mesh", "spec", "replicas", "devices", "memory")
 
 
-def shared_html(group: list["ArrayLayout"], model: "ShardingModel") -> str:
-    """Arrays each whole on the same devices, drawn once and named under the drawing."""
-    first = group[0]
-    devs = first.tiles[0].devices
-    title = (f'<div style="margin-bottom:4px;color:{INK}">{len(group)} arrays, each whole '
-             f'on every one of {len(devs)} devices<span style="color:{MUTED}"> · '
-             f'{esc(first.kind)}</span></div>')
-    whole = replace(first.tiles[0], index=())
-    tile = _tile_html(whole, model.devices, model.multi_process, (), GRID_WIDTH, 30)
-    picture = f'<table style="border-collapse:collapse;margin:0"><tr>{tile}</tr></table>'
-    rows = [(k, v) for k, v in header_rows(first, model) if k in SHARED_ROWS]
+def shared_title(group: list["ArrayLayout"]) -> str:
+    return (f"{len(group)} arrays, each whole on every one of "
+            f"{len(group[0].tiles[0].devices)} devices")
+
+
+def shared_rows(group: list["ArrayLayout"], model: "ShardingModel") -> list[tuple[str, str]]:
+    """The header rows the arrays of one placement share, and the bytes all of them take."""
+    rows = [(k, v) for k, v in header_rows(group[0], model) if k in SHARED_ROWS]
     sizes = [lay.total_bytes for lay in group]
     if None not in sizes:
         rows.insert(-1, ("per device", f"{fmt_bytes(sum(sizes))}: all {len(group)} whole"))
-    head = _head_html(rows)
-    names = "; ".join(f"{lay.path} {typed_name(lay)}" if lay.path else typed_name(lay)
-                      for lay in group)
+    return rows
+
+
+def shared_names(group: list["ArrayLayout"]) -> str:
+    return "; ".join(f"{lay.path} {typed_name(lay)}" if lay.path else typed_name(lay)
+                     for lay in group)
+
+
+def shared_html(group: list["ArrayLayout"], model: "ShardingModel") -> str:
+    """Arrays each whole on the same devices, drawn once and named under the drawing."""
+    first = group[0]
+    title = (f'<div style="margin-bottom:4px;color:{INK}">{shared_title(group)}'
+             f'<span style="color:{MUTED}"> · {esc(first.kind)}</span></div>')
+    whole = replace(first.tiles[0], index=())
+    tile = _tile_html(whole, model.devices, model.multi_process, (), GRID_WIDTH, 30)
+    picture = f'<table style="border-collapse:collapse;margin:0"><tr>{tile}</tr></table>'
+    head = _head_html(shared_rows(group, model))
+    names = shared_names(group)
     return (f'<div style="margin:6px 0 10px 0">{title}'
             f'<div style="display:flex;flex-wrap:wrap;align-items:flex-start">'
             f'<div style="margin:0 18px 6px 0;max-width:100%">{picture}</div>'
@@ -444,12 +456,23 @@ class ShardingView:
         for sec in m.sections:
             if sec.title:
                 lines.append(f"{sec.title}:")
-            for lay in sec.layouts:
-                lines.extend(self._layout_text(lay))
+            for group in sec.placements:
+                lines.extend(self._layout_text(group[0]) if len(group) == 1 else
+                             self._shared_text(group))
             if sec.skipped:
                 lines.append("  not JAX arrays: " + "; ".join(
                     f"{s.path or '(value)'}: {s.what}" for s in sec.skipped))
         return "\n".join(lines)
+
+    def _shared_text(self, group: list["ArrayLayout"]) -> list[str]:
+        m = self.model
+        rows = shared_rows(group, m)[1:]
+        w = max(len(k) for k, _ in rows)
+        label = tile_label(group[0].tiles[0], m.devices, m.multi_process)
+        return ([f"{shared_title(group)}  {header_rows(group[0], m)[1][1]}"]
+                + [f"  {k.ljust(w)}  {v}" for k, v in rows] + ["  " + s for s in box([[label]])]
+                + [f"  {(lay.path + '  ') if lay.path else ''}{typed_name(lay)}"
+                   for lay in group])
 
     def _layout_text(self, lay: "ArrayLayout") -> list[str]:
         m = self.model
