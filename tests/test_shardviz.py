@@ -16,7 +16,7 @@ from jax.sharding import PartitionSpec as P
 import jaxmagic
 from jaxmagic import _compat
 from jaxmagic.core.sharding import PlanError, layout_from
-from jaxmagic.render.html import DEVICE_COLOURS
+from jaxmagic.render.html import DEVICE_COLOURS, esc
 from jaxmagic.render.sharding import ShardingView, grid_dims
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -503,3 +503,26 @@ def test_many_leaves_draw_a_bounded_page():
     assert h.count("<table style=\"border-collapse:collapse;table-layout:fixed") == MAX_PANELS
     assert "20 more arrays, not drawn" in h and "w067" in h
     assert view.text().count("float32[4]") == MAX_PANELS + 20
+
+
+def test_arrays_whole_on_the_same_devices_are_drawn_once_and_named():
+    """A model's parameters and optimiser state, each copied whole to every device, are
+    one drawing with every array named under it (a plan of 34 such arrays drew 34 same
+    grids, 171 KB); a split array and one whole on other devices keep their own."""
+    half = Mesh(np.array(jax.devices()[:4]), ("z",))
+    tree = {"b": put((16,), P()), "s": put((), P()), "w": put((4, 16), P()),
+            "x": put((8, 4), P("x", None)), "z": put((4,), P(), half)}
+    view = jaxmagic.sharding_view(tree)
+    h = html_of(view)
+    assert "3 arrays, each whole on every one of 8 devices" in h
+    assert esc("['b'] float32[16]; ['s'] float32[]; ['w'] float32[4, 16]") in h
+    # the three drawn once, x's two blocks on four devices each, z on its four
+    assert len(re.findall(r'<span style="[^"]*">\d</span>', h)) == 8 + 2 * 4 + 4
+    assert h.count(esc("['z']")) == h.count(esc("['x']")) == 1   # each its own panel
+    assert "324 B: all 3 whole" in h           # (16 + 1 + 64) float32
+    text = view.text()
+    assert text.count("float32[") == 5 and "3 arrays, each whole on every one of 8" in text
+    assert text.count("│ 0,1,2,3,4,5,6,7 │") == 1 and "per device  324 B: all 3 whole" in text
+    one = len(html_of(jaxmagic.sharding_view({"b": put((16,), P())})))
+    many = len(html_of(jaxmagic.sharding_view({f"p{i}": put((16,), P()) for i in range(24)})))
+    assert many < 2 * one

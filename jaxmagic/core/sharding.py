@@ -148,6 +148,19 @@ class Section:
     layouts: list[ArrayLayout] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
 
+    @property
+    def placements(self) -> list[list[ArrayLayout]]:
+        """The layouts in order, each whole array copied to every device of the same
+        sharding gathered where the first such one stands: a model's replicated parameters
+        and their optimiser state are one placement, whatever their shapes."""
+        groups: dict[Any, list[ArrayLayout]] = {}
+        for i, lay in enumerate(self.layouts):
+            key = ((lay.kind, lay.mesh, lay.spec, lay.tiles[0].devices, lay.state,
+                    lay.memory_kind, lay.detail, lay.unreduced, tuple(lay.notes))
+                   if lay.fully_replicated else i)
+            groups.setdefault(key, []).append(lay)
+        return list(groups.values())
+
 
 @dataclass
 class ShardingModel:

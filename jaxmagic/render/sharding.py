@@ -9,6 +9,7 @@ a replicated tile lists every device holding it. Static HTML tables with inline 
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .html import BORDER, DEVICE_COLOURS, INK, MONO, MUTED, PANEL, WARNING, code, esc, panel
@@ -300,6 +301,17 @@ def grid_html(lay: "ArrayLayout", tiles: list["Tile"], marks: dict, multi: bool,
     return cap + "".join(out)
 
 
+def _head_html(rows: list[tuple[str, str]]) -> str:
+    # the row carries the panel colour and the ink its cells inherit, the table the size
+    cell = "text-align:left;border:none;padding:1px 10px 1px 0;vertical-align:top"
+    head = "".join(
+        f'<tr style="background:{PANEL};color:{INK}">'
+        f'<td style="{cell};color:{MUTED};white-space:nowrap">{esc(k)}</td>'
+        f'<td style="{cell}{";" + MONO if k in ("spec", "type", "hlo sharding") else ""}">'
+        f'{esc(v)}</td></tr>' for k, v in rows)
+    return f'<table style="border-collapse:collapse;margin:0;font-size:12px">{head}</table>'
+
+
 def layout_html(lay: "ArrayLayout", model: "ShardingModel") -> str:
     marks, multi = model.devices, model.multi_process
     name = (f'<span style="{MONO};font-weight:700">{esc(lay.path)}</span> ' if lay.path
@@ -307,14 +319,7 @@ def layout_html(lay: "ArrayLayout", model: "ShardingModel") -> str:
     title = (f'<div style="margin-bottom:4px;color:{INK}">{name}'
              f'<span style="{MONO}">{esc(typed_name(lay))}</span>'
              f'<span style="color:{MUTED}"> · {esc(lay.kind)}</span></div>')
-    # the row carries the panel colour and the ink its cells inherit, the table the size
-    cell = "text-align:left;border:none;padding:1px 10px 1px 0;vertical-align:top"
-    head = "".join(
-        f'<tr style="background:{PANEL};color:{INK}">'
-        f'<td style="{cell};color:{MUTED};white-space:nowrap">{esc(k)}</td>'
-        f'<td style="{cell}{";" + MONO if k in ("spec", "type", "hlo sharding") else ""}">'
-        f'{esc(v)}</td></tr>' for k, v in header_rows(lay, model))
-    head = f'<table style="border-collapse:collapse;margin:0;font-size:12px">{head}</table>'
+    head = _head_html(header_rows(lay, model))
     if len(lay.tiles) > MAX_TILES:
         picture = (f'<div style="color:{MUTED}">{len(lay.tiles)} blocks: too many to draw '
                    "(the text view lists them)</div>")
@@ -340,6 +345,45 @@ def layout_html(lay: "ArrayLayout", model: "ShardingModel") -> str:
             f'<div style="display:flex;flex-wrap:wrap;align-items:flex-start">'
             f'<div style="margin:0 18px 6px 0;max-width:100%;overflow-x:auto">{picture}</div>'
             f'<div style="margin:0 0 6px 0">{head}</div></div>{notes}</div>')
+
+
+SHARED_ROWS = ("sharding", "mesh", "spec", "replicas", "devices", "memory")
+
+
+def shared_title(group: list["ArrayLayout"]) -> str:
+    return (f"{len(group)} arrays, each whole on every one of "
+            f"{len(group[0].tiles[0].devices)} devices")
+
+
+def shared_rows(group: list["ArrayLayout"], model: "ShardingModel") -> list[tuple[str, str]]:
+    """The header rows the arrays of one placement share, and the bytes all of them take."""
+    rows = [(k, v) for k, v in header_rows(group[0], model) if k in SHARED_ROWS]
+    sizes = [lay.total_bytes for lay in group]
+    if None not in sizes:
+        rows.insert(-1, ("per device", f"{fmt_bytes(sum(sizes))}: all {len(group)} whole"))
+    return rows
+
+
+def shared_names(group: list["ArrayLayout"]) -> str:
+    return "; ".join(f"{lay.path} {typed_name(lay)}" if lay.path else typed_name(lay)
+                     for lay in group)
+
+
+def shared_html(group: list["ArrayLayout"], model: "ShardingModel") -> str:
+    """Arrays each whole on the same devices, drawn once and named under the drawing."""
+    first = group[0]
+    title = (f'<div style="margin-bottom:4px;color:{INK}">{shared_title(group)}'
+             f'<span style="color:{MUTED}"> · {esc(first.kind)}</span></div>')
+    whole = replace(first.tiles[0], index=())
+    tile = _tile_html(whole, model.devices, model.multi_process, (), GRID_WIDTH, 30)
+    picture = f'<table style="border-collapse:collapse;margin:0"><tr>{tile}</tr></table>'
+    head = _head_html(shared_rows(group, model))
+    names = shared_names(group)
+    return (f'<div style="margin:6px 0 10px 0">{title}'
+            f'<div style="display:flex;flex-wrap:wrap;align-items:flex-start">'
+            f'<div style="margin:0 18px 6px 0;max-width:100%">{picture}</div>'
+            f'<div style="margin:0 0 6px 0">{head}</div></div>'
+            f'<div style="{MONO};font-size:12px;color:{INK}">{esc(names)}</div></div>')
 
 
 def facet_intro_text(lay: "ArrayLayout", n: int) -> str:
@@ -412,12 +456,23 @@ class ShardingView:
         for sec in m.sections:
             if sec.title:
                 lines.append(f"{sec.title}:")
-            for lay in sec.layouts:
-                lines.extend(self._layout_text(lay))
+            for group in sec.placements:
+                lines.extend(self._layout_text(group[0]) if len(group) == 1 else
+                             self._shared_text(group))
             if sec.skipped:
                 lines.append("  not JAX arrays: " + "; ".join(
                     f"{s.path or '(value)'}: {s.what}" for s in sec.skipped))
         return "\n".join(lines)
+
+    def _shared_text(self, group: list["ArrayLayout"]) -> list[str]:
+        m = self.model
+        rows = shared_rows(group, m)[1:]
+        w = max(len(k) for k, _ in rows)
+        label = tile_label(group[0].tiles[0], m.devices, m.multi_process)
+        return ([f"{shared_title(group)}  {header_rows(group[0], m)[1][1]}"]
+                + [f"  {k.ljust(w)}  {v}" for k, v in rows] + ["  " + s for s in box([[label]])]
+                + [f"  {(lay.path + '  ') if lay.path else ''}{typed_name(lay)}"
+                   for lay in group])
 
     def _layout_text(self, lay: "ArrayLayout") -> list[str]:
         m = self.model
@@ -471,11 +526,13 @@ class ShardingView:
             if sec.title:
                 parts.append(f'<div style="font-weight:600;color:{INK};margin-top:6px;'
                              f'border-bottom:1px solid {BORDER}">{esc(sec.title)}</div>')
-            for i, lay in enumerate(sec.layouts[:MAX_PANELS]):
+            groups = sec.placements
+            for i, group in enumerate(groups[:MAX_PANELS]):
                 sep = f"border-top:1px solid {BORDER};" if i else ""
-                parts.append(f'<div style="{sep}">{layout_html(lay, m)}</div>')
-            if len(sec.layouts) > MAX_PANELS:
-                rest = sec.layouts[MAX_PANELS:]
+                drawn = layout_html(group[0], m) if len(group) == 1 else shared_html(group, m)
+                parts.append(f'<div style="{sep}">{drawn}</div>')
+            if len(groups) > MAX_PANELS:
+                rest = [lay for group in groups[MAX_PANELS:] for lay in group]
                 parts.append(f'<div style="color:{MUTED};font-size:12px;border-top:1px solid '
                              f'{BORDER};padding-top:4px">{len(rest)} more arrays, not drawn '
                              "(the text view lists them all): "
