@@ -15,6 +15,13 @@ function h(tag, style, text) {
   return e;
 }
 
+// a word of the copied line, never broken inside (a browser breaks after a "--")
+function word(text) {
+  const e = h("span", "white-space:pre", text);
+  e.className = "jaxmagic-magic-word";
+  return e;
+}
+
 // Parse Graphviz's SVG as XML and keep only what Graphviz writes for a drawing: an
 // allow-list of elements and attributes, so nothing that could run, fetch, link, animate or
 // restyle the page gets through (no <a>, <animate>, <set>, <use>, <image>, foreignObject,
@@ -326,8 +333,7 @@ function build(model, el) {
     const caveat = model.get("caveat");
     // wrapped at its spaces only, not after a "--" as a browser would
     const words = ((caveat ? "≈ " : "") + model.get("magic")).split(" ");
-    magic.replaceChildren(...words.flatMap((w, i) => [i ? " " : "",
-                                                      h("span", "white-space:pre", w)]));
+    magic.replaceChildren(...words.flatMap((w, i) => [i ? " " : "", word(w)]));
     magic.title = model.get("magic") + (caveat ? `\n≈ this line ${caveat}` : "");
     const took = model.get("seconds");
     status.textContent = (model.get("status") || "") +
