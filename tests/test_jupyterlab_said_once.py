@@ -10,7 +10,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 pytest.importorskip("anywidget")
 
 CELLS = ["%load_ext jaxmagic\nimport jax.numpy as jnp\n%config JaxMagic.max_nodes = 20\n"
-         "def deep(v):\n    for _ in range(30):\n        v = jnp.tanh(v) * 2\n    return v",
+         "def deep(v):\n    for _ in range(30):\n"        # each step one longer: no fold
+         "        v = jnp.concatenate([jnp.tanh(v), v[:1] * 2])\n    return v",
          "%jaxpr deep(jnp.ones(2))"]
 
 
@@ -35,6 +36,6 @@ def test_the_explorers_output_says_each_thing_once(lab, lab_browser):  # noqa: F
                                timeout=30_000)
         text = out.inner_text()
         assert text.count("exceed max_nodes=20") == 1, text
-        assert text.count("deep — 60 equations") == 1, text
+        assert text.count("deep — 120 equations") == 1, text
     finally:
         page.close()
