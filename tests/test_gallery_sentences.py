@@ -232,13 +232,14 @@ def test_the_loop_card_names_the_iteration_the_nan_was_born_in(values):
 
 def test_a_loop_in_one_function_folds_around_the_jitted_call_it_makes(executed_notebooks):
     nb = Notebook(executed_notebooks, "01_jaxpr")
+    nb.says("A 64-layer model's gradient has about two thousand equations.")
     nb.says("every iteration makes the same equations from the same two lines, so the 64 "
             "iterations still fold into one series, named by the steps one iteration takes "
             "(`dot_general → tanh → … ×64`, and its backward `… ×63 · backward`).")
     code = "v = %jaxpr -o jax.grad(deep)"
     n, drawn = map(int, re.search(r"(\d+) equations drawn as (\d+) nodes", nb.printed(code))
                    .groups())
-    assert n > 2000 and drawn < 50
+    assert 1800 < n < 2400 and drawn < 50      # 1,924 on JAX 0.12, over 2,000 on 0.10
     tree = call_tree(nb.view(code))
     forward = next(name for name in named(tree) if name.endswith(" ×64"))
     backward = next(name for name in named(tree) if name.endswith(" ×63 · backward"))
