@@ -366,12 +366,15 @@ def test_ctrl_c_swallowed_while_jit_compare_traces_stops_the_timing(ip, default_
     trace is where a Ctrl-C sent a second in lands) stops %jit_compare at its next step,
     not at the end of its budget (CI: 26.6 s)."""
     one = one_comparison(ip)
+    budget = 30
     t0 = time.perf_counter()
     with collector_sends_ctrl_c(ip.user_ns["slowish"]) as fired:
-        r, cap = run(ip, "%jit_compare --budget 10 slowish(m0)")
+        r, cap = run(ip, f"%jit_compare --budget {budget} slowish(m0)")
     took = time.perf_counter() - t0
     assert fired and r.success, r.error_in_exec
-    assert took < 3 * one, f"{took:.2f} s; one comparison {one:.2f} s"
+    # stopped at its next step: a small part of the budget it ran to before, however long
+    # the one trace and compile it waited for took at this load
+    assert took < max(3 * one, budget / 10), f"{took:.2f} s; one comparison {one:.2f} s"
     (out,) = [o.data for o in cap.outputs]
     assert "interrupted (Ctrl-C)" in out["text/plain"]
 
