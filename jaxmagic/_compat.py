@@ -100,6 +100,12 @@ def scope_names(eqn: Any) -> tuple[str, ...]:
     return tuple(s.name for s in stack if type(s).__name__ == "Scope")
 
 
+def is_unfiltered_trace(exc: BaseException) -> bool:
+    """JAX's `UnfilteredStackTrace`: the whole stack as text, chained to an error whose
+    traceback JAX filtered (jax._src.traceback_util)."""
+    return type(exc).__name__ == "UnfilteredStackTrace"
+
+
 def name_scope(name: str) -> Any:
     """A context manager that extends JAX's name stack by `name` (as `jax.named_scope`,
     without its checks: the call tree opens one per traced call)."""

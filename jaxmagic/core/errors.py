@@ -11,6 +11,8 @@ import sysconfig
 import types
 from dataclasses import dataclass
 
+from .. import _compat
+
 _PACKAGE = os.path.normcase(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))) + os.sep
 TARGET_FILE = "<jaxmagic-target>"      # the name a line magic's call is evaluated under
 _LIBRARY_DIRS = tuple(
@@ -128,7 +130,12 @@ def without_our_frames(exc: BaseException) -> bool:
         seen.add(id(e))
         e.__traceback__ = _theirs(e.__traceback__)
         theirs = theirs or any(is_user_file(name) for name, _, _ in _frames(e.__traceback__))
-        e = e.__cause__ or (None if e.__suppress_context__ else e.__context__)
+        after = e.__cause__ or (None if e.__suppress_context__ else e.__context__)
+        if after is not None and _compat.is_unfiltered_trace(after):
+            # JAX's whole stack written out as text (ours in it), beside the filtered
+            # traceback it leaves the user: dropped, as JAX's own remove_frames mode does
+            e.__cause__, e.__suppress_context__, after = None, True, None
+        e = after
     return theirs
 
 
