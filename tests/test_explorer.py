@@ -302,7 +302,8 @@ def test_help_names_the_explorer_setting(ip):
 
 def test_copy_keeps_the_other_options(ip, grad_view):
     """The line keeps what else the user asked for; a quoted name is one value."""
-    from jaxmagic.magics import _static_command, parse_options
+    from jaxmagic.magics import _static_command
+    from jaxmagic.options import parse_options
 
     magic = ip.magics_manager.registry["JaxMagic"]
     args, expr = parse_options(magic.jaxpr, "--rankdir LR --expand 'block ×4' "
