@@ -145,7 +145,8 @@ def compare_call(call: BoundCall, **options: Any) -> "JitComparison":
     result = JitComparison.of(measure(call.func, call.args, call.kwargs,
                                       arg_names=call.arg_names, kwarg_names=call.kwarg_names,
                                       name=call.source, callee_name=call.func_src, **options))
-    if result.speedup is not None and result.speedup < 1:   # say where the work is
+    # where the time is: in the work, unless the measured calls retraced (the table says so)
+    if result.speedup is not None and result.speedup < 1 and result.traces <= 1:
         result.costliest = _costliest_groups(call, result)
     return result
 

@@ -256,11 +256,20 @@ def test_a_loop_in_one_function_folds_around_the_jitted_call_it_makes(executed_n
 @since_0_8
 def test_a_mutated_static_config_is_flagged_before_it_retraces(executed_notebooks):
     nb = Notebook(executed_notebooks, "02_jit")
-    nb.says("here the measured calls still hit jit's cache (`traces 1`), and the line under "
-            "the table says that the static argument's hash changed while it was traced")
+    nb.says("the line under the table says that the static argument's hash changed while it "
+            "was traced")
+    nb.says("some still find the measured calls (`traces 1`), others miss every one; then the "
+            "`traces` row counts the retraces, the verdict blames them and JAX's explanation "
+            "follows")
     text = nb.view("step(X, Config())")
-    assert re.search(r"^ +traces +1 \(no retrace\)", text, re.M), text
     assert "changed while the function was traced (its hash changed)" in text
+    retraces = re.search(r"^ +traces +(\d+)", text, re.M)
+    if int(retraces[1]) > 1:         # JAX 0.12.0.1 keys its cache by the hash on each call
+        assert "during the measurement" in text and "TRACING CACHE MISS" in text, text
+        assert "because the measured calls traced and compiled again" in text, text
+        assert "costliest groups" not in text, text
+    else:
+        assert re.search(r"^ +traces +1 \(no retrace\)", text, re.M), text
 
 
 def test_the_static_scalar_call_is_said_to_equal_jits_result(executed_notebooks):

@@ -209,6 +209,9 @@ class JitComparison(JitMeasurement):
             out.append(("hint", f"leaf {d.path} ({d.dtype}) not compared: {d.skipped}"))
         for h in self.hints:
             out.append(("hint", f"likely cause: {h}"))
+        if self.speedup is not None and self.speedup < 1 and self.traces > 1:
+            out.append(("hint", "jit is slower than eager because the measured calls traced "
+                        "and compiled again: each retrace costs a first call"))
         if self.costliest:
             groups = ", ".join(f"{visible(name)} ({100 * share:.0f}%)"
                                for name, share in self.costliest)
