@@ -402,13 +402,16 @@ def exclude_own_frames() -> None:
     """Register jaxmagic's package with JAX's traceback filter (as JAX does for itself and
     Flax for its modules): errors JAX raises through our wrappers (the traced call, the
     checkify run) show the user's frames and JAX's message, not ours. Like JAX's own
-    filtering, JAX_TRACEBACK_FILTERING=off shows everything again."""
+    filtering, JAX_TRACEBACK_FILTERING=off shows everything again. Registered with the
+    source-location filter too, so the stack-frame tables of lowered and compiled programs
+    (`--stage compiled`) name the user's frames, not the magic's that traced them."""
     try:
-        from jax._src import traceback_util
+        from jax._src import source_info_util, traceback_util
     except ImportError:      # a JAX without it: tracebacks keep our frames, nothing else
         return
-    if _OWN_DIR not in getattr(traceback_util, "_exclude_paths", ()):
-        traceback_util.register_exclusion(_OWN_DIR)
+    for registry in (traceback_util, source_info_util):
+        if _OWN_DIR not in getattr(registry, "_exclude_paths", ()):
+            registry.register_exclusion(_OWN_DIR)
 
 
 exclude_own_frames()
