@@ -3,7 +3,8 @@
 Executes the tour notebooks and `benchmarks/legibility.ipynb` in a real kernel and hashes,
 per `%jaxpr` / `%%shardviz` cell, the pictures it shows (the SVG or PNG behind each data
 URI) and its text view. Cells that print measured times (`--profile`, `--kernels`) are
-left out, and times in text views masked: those change from run to run. Run it before and after a change and compare:
+left out and times in text views masked: those change from run to run. Run it before and
+after a change and compare:
 
     PYTHONPATH=$PWD python scripts/picture_digest.py --out /tmp/before.json
     PYTHONPATH=$PWD python scripts/picture_digest.py --compare /tmp/before.json

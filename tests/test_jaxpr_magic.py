@@ -142,7 +142,7 @@ def test_options_format_dot_rankdir_save_stage(ip, tmp_path):
     assert "stablehlo.dot_general" in lowered.text()
     compiled = ip.run_line_magic("jaxpr", "-o --stage compiled loss(params, x)")
     assert "flops" in compiled.text() and "argument bytes" in compiled.text()
-    import jaxmagic                # the frame tables name the user's frames, not ours
+    import jaxmagic  # the frame tables name the user's frames, not ours
     own = os.path.dirname(jaxmagic.__file__)
     for program in (lowered.text(), compiled.text()):
         assert own not in program and "users_frames" not in program
