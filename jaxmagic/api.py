@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .core.errors import is_jax_error, user_frame
 from .core.target import BoundCall
-from .overlays.sharding import graph_and_collectives as _sharding  # noqa: F401 (its old name)
 from .pipeline import costliest_groups as _costliest_groups
 from .pipeline import trace_call
 from .render.errors import ErrorCard
@@ -48,56 +47,50 @@ def _bound(f: Callable, args: tuple, kwargs: dict, listed: bool = False) -> Boun
 
 
 def trace(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None = None,
-          static_argnames: Sequence[str] | str | None = None, sharding: bool = False,
-          **kwargs: Any) -> JaxprView:
+          static_argnames: Sequence[str] | str | None = None,
+          overlays: Sequence[str] = (), settings: dict[str, dict] | None = None,
+          sharding: bool = False, **kwargs: Any) -> JaxprView:
     """Trace `f(*args, **kwargs)` and return its jaxpr as a drawable view (`%jaxpr`).
 
-    `sharding=True` (`--sharding`): values carry their shardings and `view.collectives`
-    lists what the compiled program sends between devices (one extra compile)."""
+    `overlays` names the analyses drawn over it, as `%jaxpr`'s flags do (`("memory",
+    "values")`: `jaxmagic.overlays.REGISTRY`); each result is a view attribute
+    (`view.memory`, `view.values`). `settings` gives an overlay's own settings by its
+    attribute (`{"values": {"budget": 100}}`). `sharding=True` is `overlays=("sharding",)`:
+    values carry their shardings and `view.collectives` lists what the compiled program
+    sends between devices."""
     call = _bound(f, args, kwargs)
     return trace_call(call, static_argnums=static_argnums, static_argnames=static_argnames,
-                      overlays=["sharding"] if sharding else [])
+                      overlays=[*overlays, *(["sharding"] if sharding else [])],
+                      settings=settings)
 
 
 def profile(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None = None,
             static_argnames: Sequence[str] | str | None = None, measure: bool = True,
             budget: float = 3.0, **kwargs: Any) -> JaxprView:
-    """Where the time of `f(*args, **kwargs)` goes, on its graph (`%jaxpr --profile`).
-
-    Runs the compiled call under JAX's profiler (within `budget` seconds) and joins each
-    executed instruction to its equations; `measure=False` (`--cost`) only estimates
-    flops and bytes from shapes. The view's `.costs` holds one row per equation."""
-    call = _bound(f, args, kwargs)
-    return trace_call(call, static_argnums=static_argnums, static_argnames=static_argnames,
-                      overlays=["profile" if measure else "cost"], budget=budget)
+    """`trace(..., overlays=("profile",))` (`%jaxpr --profile`): the time measured under
+    JAX's profiler within `budget` seconds, per equation (`view.costs`); `measure=False`
+    (`--cost`) only estimates flops and bytes from shapes."""
+    return trace(f, *args, static_argnums=static_argnums, static_argnames=static_argnames,
+                 overlays=["profile" if measure else "cost"],
+                 settings={"costs": {"budget": budget}}, **kwargs)
 
 
 def memory(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None = None,
            static_argnames: Sequence[str] | str | None = None, **kwargs: Any) -> JaxprView:
-    """Where the memory of compiled `f(*args, **kwargs)` goes, on its graph
-    (`%jaxpr --memory`).
-
-    Compiles the call once more with XLA's buffer dump (nothing runs) and reads the live
-    bytes over its schedule, the peak, and the buffers alive at it, joined to equations
-    and inputs. The view's `.memory` holds the curve and the rows."""
-    call = _bound(f, args, kwargs)
-    return trace_call(call, static_argnums=static_argnums, static_argnames=static_argnames,
-                      overlays=["memory"])
+    """`trace(..., overlays=("memory",))` (`%jaxpr --memory`): the live bytes over the
+    compiled program's schedule, its peak and the buffers alive at it (`view.memory`)."""
+    return trace(f, *args, static_argnums=static_argnums, static_argnames=static_argnames,
+                 overlays=["memory"], **kwargs)
 
 
 def values(f: Callable, *args: Any, static_argnums: Sequence[int] | int | None = None,
            static_argnames: Sequence[str] | str | None = None, budget: int = 20000,
            **kwargs: Any) -> JaxprView:
-    """What flowed along every edge of `f(*args, **kwargs)`, and where the first NaN or
-    Inf was born (`%jaxpr --values`).
-
-    Runs the traced call once more on its arguments (nothing donated), equation by
-    equation, summarising each value (count, NaN/±Inf, zeros, mean, spread, range);
-    `budget` values in full, the rest by their NaN/Inf counts. The view's `.values`
-    holds the summaries, `.values.card` the origin, its cause and fix."""
-    call = _bound(f, args, kwargs)
-    return trace_call(call, static_argnums=static_argnums, static_argnames=static_argnames,
-                      overlays=["values"], values_budget=budget)
+    """`trace(..., overlays=("values",))` (`%jaxpr --values`): what flowed along every
+    edge, `budget` values in full and the rest by their NaN/Inf counts, and where the
+    first NaN or Inf was born, with its cause and fix (`view.values`, `.values.card`)."""
+    return trace(f, *args, static_argnums=static_argnums, static_argnames=static_argnames,
+                 overlays=["values"], settings={"values": {"budget": budget}}, **kwargs)
 
 
 def error_card(exc: BaseException, src: str | None = None, label=None):

@@ -292,7 +292,8 @@ class JaxMagic(Magics):
                 max_nodes=self.max_nodes, layout_timeout=self.layout_timeout,
                 renderer=self.renderer, png=self.png,
                 overlays=overlays.chosen(lambda flag: getattr(args, flag.dest, False)),
-                budget=self.profile_budget, values_budget=self.values_budget)
+                settings={"costs": {"budget": self.profile_budget},
+                          "values": {"budget": self.values_budget}})
         except JitArgumentError as e:     # mark an argument static: say which, and how
             from .render.jit import static_fix_command
 

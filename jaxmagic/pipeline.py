@@ -16,14 +16,13 @@ from .render.jaxpr import JaxprView
 
 @collector.paused()
 def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
-               stage: str = "jaxpr", overlays: Iterable[str] = (), budget: float = 3.0,
-               values_budget: int = 20000,
-               **options: Any) -> JaxprView:
+               stage: str = "jaxpr", overlays: Iterable[str] = (),
+               settings: dict[str, dict] | None = None, **options: Any) -> JaxprView:
     """`trace` for a call whose arguments carry their source text (from a magic).
 
     `overlays` names the flags given (`["profile", "sharding"]`: `overlays.REGISTRY`);
-    `budget` is the seconds `--profile` may run, `values_budget` the values `--values`
-    summarises in full; `options` are the view's."""
+    `settings` an overlay's own settings by its attr (`{"values": {"budget": 100}}`: each
+    declares its names and defaults); `options` are the view's."""
     __tracebackhide__ = True
     with interrupt.ctrl_c_noted():      # one the collector drops while JAX traces too
         traced = _trace.trace(call, static_argnums=static_argnums,
@@ -32,17 +31,38 @@ def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
     stage_text = _trace.stage_text(traced, stage) if stage != "jaxpr" else None
     names = set(overlays)
     asked = [(o, o.given(names)) for o in O.REGISTRY if o.given(names)]
-    ctx = O.Context(traced, stage=stage, budget=budget, values_budget=values_budget)
+    ctx = O.Context(traced, stage=stage, settings=_settings(asked, settings or {}))
     for overlay, flag in asked:
         if overlay.prepare is not None:
             overlay.prepare(ctx, flag)
     ctx.graph = _graph.build(traced, **ctx.graph_options)
     ctx.graph.notes[:0] = traced.notes
     for overlay, flag in _ordered(asked):
-        ctx.results[overlay.attr] = overlay.compute(ctx, flag)
+        ctx.results[overlay.attr] = _checked(overlay, overlay.compute(ctx, flag))
     results = {o.attr: ctx.results.get(o.attr) for o in O.REGISTRY}
     return JaxprView(ctx.graph, func_name=traced.func_name, stage=stage,
                      stage_text=stage_text, overlays=results, **options)
+
+
+def _settings(asked: list, given: dict[str, dict]) -> dict[str, dict]:
+    """Each overlay asked for's settings: its defaults, replaced by those `given`; a name
+    it does not declare raises."""
+    out = {}
+    for overlay, _ in asked:
+        mine = given.get(overlay.attr, {})
+        if unknown := set(mine) - set(overlay.settings):
+            raise TypeError(f"overlay {overlay.attr!r} has no setting "
+                            f"{', '.join(sorted(unknown))}")
+        out[overlay.attr] = {**overlay.settings, **mine}
+    return out
+
+
+def _checked(overlay: O.Overlay, result: Any) -> Any:
+    """`result`, where it is what the picture can ask (an `overlays.Result`, or None)."""
+    if result is not None and not isinstance(result, O.Result):
+        raise TypeError(f"overlay {overlay.attr!r} returned a {type(result).__name__}, "
+                        "not a jaxmagic.overlays.Result")
+    return result
 
 
 def _ordered(asked: list) -> list:

@@ -5,11 +5,12 @@ in a real InteractiveShell on real JAX; unregistered, it is gone again."""
 import pytest
 from IPython.core.error import UsageError
 
+import jaxmagic
 from jaxmagic import overlays
-from jaxmagic.overlays import Flag, Overlay
+from jaxmagic.overlays import Flag, Overlay, Result
 
 
-class Tally:
+class Tally(Result):
     """The result: what it adds to the picture (all optional): hover lines, text."""
 
     def __init__(self, graph):
@@ -73,6 +74,34 @@ def test_an_unregistered_overlay_is_gone(ip):
     with pytest.raises(UsageError, match="unknown option --tally"):
         ip.run_line_magic("jaxpr", "--tally -o g(1.0)")
     assert "tally" not in ip.run_line_magic("jaxpr", "-o g(1.0)").overlays
+
+
+def test_a_result_the_picture_cannot_ask_is_refused_by_name(ip):
+    loose = Overlay("loose", (Flag("loose", "a result of no protocol"),),
+                    compute=lambda context, flag: "a string")
+    overlays.register(loose)
+    try:
+        ip.push({"g": lambda x: x + 1})
+        with pytest.raises(TypeError, match="overlay 'loose' returned a str, not a "
+                                            "jaxmagic.overlays.Result"):
+            jaxmagic.trace(ip.user_ns["g"], 1.0, overlays=("loose",))
+    finally:
+        overlays.unregister(loose)
+
+
+def test_trace_draws_any_overlays_with_their_own_settings():
+    import jax.numpy as jnp
+
+    def f(x):
+        return jnp.log(jnp.sin(x) - 2.0)
+    view = jaxmagic.trace(f, jnp.ones(64), overlays=("memory", "values"),
+                          settings={"values": {"budget": 1}})
+    assert view.memory is not None and view.values is not None and view.costs is None
+    assert view.values.card is not None                  # log of a negative number
+    assert any("values_budget" in n for n in view.values.notes())   # the budget of 1 held
+    with pytest.raises(TypeError, match="overlay 'values' has no setting seconds"):
+        jaxmagic.trace(f, jnp.ones(3), overlays=("values",),
+                       settings={"values": {"seconds": 1}})
 
 
 def test_a_flag_the_magic_has_already_is_refused(ip):

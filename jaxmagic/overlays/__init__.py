@@ -12,12 +12,14 @@ An overlay (`base.Overlay`) says
 - the view attribute holding its result (`view.costs`, `view.collectives`,
   `view.memory`, …).
 
-What it adds to the picture its result object says (render/: `Costs`, `Collectives`,
-`Memory`), all optional: `overlay(g)` the marks on nodes and groups (`draws = "fill"`:
-the picture's fill, the last asked for wins; `"lines"`: its fill and a line on its own
-nodes, over the fill), `hover(g)` hover lines by SVG title, `side_html(g)` the tables
-beside the picture, `text()` the text view, `focus()` the equations whose groups open
-first, `marks_inputs` (each argument gets its own edge).
+What it adds to the picture its result says: a `Result` (render/marks.py; render/'s
+`Costs`, `Collectives`, `Memory`, `Values` are ones), whose every answer defaults to
+nothing: `overlay(g)` and `cluster_overlay(g)` the marks on nodes and groups, `edge_lines`
+those on edges (`draws = "fill"`: the picture's fill, the last asked for wins; `"lines"`:
+its fill and a line on its own nodes, over the fill), `hover(g)` hover lines by SVG title,
+`side_html(g)` the tables beside the picture, `text()` the text view, `focus()` the
+equations whose groups open first, `marks_inputs` (each argument gets its own edge). The
+view asks every result all of them; it never probes.
 
 The text view and the tables beside the picture show the `lines` overlays' first, then
 the others in the registry's order.
@@ -33,13 +35,14 @@ from __future__ import annotations
 
 from typing import Callable
 
+from ..render.marks import Result
 from .base import Context, Flag, Overlay
 from .costs import OVERLAY as COSTS
 from .memory import OVERLAY as MEMORY
 from .sharding import OVERLAY as SHARDING
 from .values import OVERLAY as VALUES
 
-__all__ = ["Context", "Flag", "Overlay", "REGISTRY", "register", "unregister", "flags",
+__all__ = ["Context", "Flag", "Overlay", "Result", "REGISTRY", "register", "unregister", "flags",
            "chosen", "on_change"]
 
 # the options' order (help, "copy as magic"); each is computed after those it reads

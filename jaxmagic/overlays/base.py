@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 TRACE, ANALYSIS, RUN = "trace", "analysis", "run"   # what an overlay needs
 
@@ -30,8 +30,7 @@ class Context:
     the one analysis compile, and the results computed so far (by view attribute)."""
     traced: Any
     stage: str = "jaxpr"
-    budget: float = 3.0                                  # seconds --profile may run
-    values_budget: int = 20000                           # values --values summarises
+    settings: dict = field(default_factory=dict)  # per overlay attr: its settings, filled in
     graph_options: dict = field(default_factory=dict)    # graph.build's, from `prepare`
     graph: Any = None
     results: dict = field(default_factory=dict)
@@ -47,6 +46,11 @@ class Context:
             self.compiled = analyze(self.traced)
         return self.compiled
 
+    def setting(self, overlay: str, name: str) -> Any:
+        """The setting `name` of the overlay `overlay` (its attr): as the caller gave it,
+        else the overlay's default."""
+        return self.settings[overlay][name]
+
 
 @dataclass(frozen=True)
 class Overlay:
@@ -57,6 +61,8 @@ class Overlay:
     needs: frozenset[str] = frozenset({TRACE})
     prepare: Callable[[Context, str], None] | None = None
     after: tuple[str, ...] = ()                # attrs whose results `compute` reads
+    settings: Mapping[str, Any] = field(default_factory=dict)   # its own, with defaults
+    # (a budget): the caller's `settings={attr: {name: value}}` replace them
 
     def given(self, names) -> str | None:
         """Of this overlay's flags in `names`, the last it lists; None when none is."""

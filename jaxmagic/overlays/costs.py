@@ -17,7 +17,8 @@ def compute(ctx: Context, flag: str):
     from ..render.costs import Costs
 
     traced = ctx.traced
-    rows, measured, problem = cost_rows(traced, ctx.graph, flag == "profile", ctx.budget)
+    rows, measured, problem = cost_rows(traced, ctx.graph, flag == "profile",
+                                        ctx.setting("costs", "budget"))
     collectives = ctx.results.get("collectives")
     if measured is not None and collectives is not None:
         from ..core.compiled.collectives import apart, charge_time
@@ -28,4 +29,5 @@ def compute(ctx: Context, flag: str):
 
 
 OVERLAY = Overlay("costs", (COST, PROFILE), compute, needs=frozenset({TRACE, RUN}),
-                  after=("collectives",))
+                  after=("collectives",),
+                  settings={"budget": 3.0})     # seconds --profile may run the call

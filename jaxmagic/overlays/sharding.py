@@ -49,13 +49,3 @@ def compute(ctx: Context, flag: str):
 OVERLAY = Overlay("collectives", (Flag("sharding", HELP),), compute,
                   needs=frozenset({TRACE, ANALYSIS}), prepare=prepare)
 
-
-def graph_and_collectives(traced) -> tuple:
-    """`--sharding` alone, outside the pipeline: (the graph with sharded types, its
-    Collectives, the analysis compile or None)."""
-    from ..core import graph as G
-
-    ctx = Context(traced)
-    prepare(ctx, "sharding")
-    ctx.graph = G.build(traced, **ctx.graph_options)
-    return ctx.graph, compute(ctx, "sharding"), ctx.compiled

@@ -19,7 +19,8 @@ def compute(ctx: Context, flag: str):
     from ..render.values import Values
 
     try:
-        flow = summarise(ctx.traced, flat_args(ctx.traced), budget=ctx.values_budget)
+        flow = summarise(ctx.traced, flat_args(ctx.traced),
+                         budget=ctx.setting("values", "budget"))
     except Exception as e:      # the program raised (a checkify error, out of memory)
         ctx.graph.notes.append(f"--values: the run raised {type(e).__name__}: "
                                f"{str(e).splitlines()[0] if str(e) else ''}")
@@ -40,9 +41,10 @@ def _check(ctx: Context, view) -> bool | None:
     if card is None or card.rewrite is None:
         return None
     index, primitive = card.rewrite
-    again = summarise(ctx.traced, flat_args(ctx.traced), budget=ctx.values_budget,
+    again = summarise(ctx.traced, flat_args(ctx.traced), budget=ctx.setting("values", "budget"),
                       rewrites={index: REWRITES[primitive][0]})
     return not again.reached_results()
 
 
-OVERLAY = Overlay("values", (Flag("values", HELP),), compute, needs=frozenset({TRACE, RUN}))
+OVERLAY = Overlay("values", (Flag("values", HELP),), compute, needs=frozenset({TRACE, RUN}),
+                  settings={"budget": 20000})    # values summarised in full, past it counted

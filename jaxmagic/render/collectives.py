@@ -12,6 +12,7 @@ from typing import Iterator
 from ..core.compiled.collectives import Collective
 from ..core.graph import Graph
 from . import html as H
+from .marks import Result
 from .text import visible
 from .units import fmt_bytes, fmt_time
 
@@ -30,7 +31,7 @@ def describe(c: Collective, names: list[str] | None = None) -> str:
     return f"{c.kind}{arg}{axes} · {fmt_bytes(c.bytes)}"
 
 
-class Collectives:
+class Collectives(Result):
     """Every collective of one compiled call, largest first (per-device bytes).
 
     As an overlay (`jaxmagic.overlays.sharding`) it draws lines: its own fill and line on

@@ -14,6 +14,7 @@ from typing import Iterator
 from ..core.cost import CostRow, is_communication
 from ..core.graph import Graph
 from . import html as H
+from .marks import Result
 from .text import visible
 from .units import fmt_bytes, fmt_si, fmt_time
 
@@ -65,7 +66,7 @@ class Group:
     equations: int
 
 
-class Costs:
+class Costs(Result):
     """Per-equation cost rows of one call, measured (`mode="profile"`) or estimated."""
 
     draws = "fill"       # the picture's fill (jaxmagic.overlays.costs)

@@ -153,8 +153,8 @@ class JaxprView:
         shown: those that draw lines (`--sharding`'s collectives) first, then the others
         in the registry's order."""
         results = [r for r in self.overlays.values() if r is not None]
-        return [r for r in results if getattr(r, "draws", None) == "lines"] + \
-            [r for r in results if getattr(r, "draws", None) != "lines"]
+        return [r for r in results if r.draws == "lines"] + \
+            [r for r in results if r.draws != "lines"]
 
     @property
     def num_equations(self) -> int:
@@ -208,7 +208,7 @@ class JaxprView:
         g = V.quiet_where(V.residuals(V.unroot(g)))
         # an overlay that marks each argument (`--sharding`: its sharding, its gather, its
         # resharded edges) draws every argument's edge of its own
-        marked = any(getattr(r, "marks_inputs", False) for r in self._results)
+        marked = any(r.marks_inputs for r in self._results)
         crowded = crowded_ends(g, many=None if marked else 3)
         g = V.pack(V.stubs(g, packed=crowded), crowded)
         g.whole = frozenset(whole) if self.group != "line" and by is None else frozenset()
@@ -282,7 +282,7 @@ class JaxprView:
     def _focus_groups(self) -> set[int]:
         """The groups around the equations the overlays point at (`focus()`: those that
         run collectives, `--sharding`), opened first."""
-        eqns = [e for r in self._results if hasattr(r, "focus") for e in r.focus()]
+        eqns = [e for r in self._results for e in r.focus()]
         return V.holding(self.folded, eqns) if eqns else set()
 
     def _title(self, g: G.Graph) -> str:
@@ -366,7 +366,7 @@ class JaxprView:
     def _fill(self) -> Any:
         """The overlay whose fill the picture takes (`draws = "fill"`: costs, memory): the
         last asked for in the registry's order, else None."""
-        fills = [r for r in self._results if getattr(r, "draws", None) == "fill"]
+        fills = [r for r in self._results if r.draws == "fill"]
         return fills[-1] if fills else None
 
 
@@ -377,15 +377,13 @@ class JaxprView:
         nodes, over it (a collective's line joins its node's cost)."""
         overlay = self._fill.overlay(g) if self._fill is not None else {}
         for r in reversed(self._results):
-            if getattr(r, "draws", None) != "lines":
+            if r.draws != "lines":
                 continue
-            for key, marks in (("overlay", r.overlay(g)), ("cluster_overlay",
-                               r.cluster_overlay(g) if hasattr(r, "cluster_overlay")
-                               else {})):
+            for key, marks in (("overlay", r.overlay(g)),
+                               ("cluster_overlay", r.cluster_overlay(g))):
                 overlay[key] = _over(overlay.get(key, {}), marks)
-            if hasattr(r, "edge_lines"):
-                overlay["edge_overlay"] = {**overlay.get("edge_overlay", {}),
-                                           **r.edge_lines(g)}
+            if edges := r.edge_lines(g):
+                overlay["edge_overlay"] = {**overlay.get("edge_overlay", {}), **edges}
         return overlay
 
     def hover_lines(self, g: G.Graph) -> dict[str, list[str]]:
@@ -393,9 +391,8 @@ class JaxprView:
         by SVG title ("n12", "cluster_3")."""
         out: dict[str, list[str]] = {}
         for r in self._results:
-            if hasattr(r, "hover"):
-                for key, lines in r.hover(g).items():
-                    out.setdefault(key, []).extend(lines)
+            for key, lines in r.hover(g).items():
+                out.setdefault(key, []).extend(lines)
         return out
 
     # ---- public forms ----------------------------------------------------------------
@@ -434,7 +431,7 @@ class JaxprView:
         if not self.num_equations:
             return "\n".join([self._title(d.graph)] + d.notes)
         head = f"{self._title(d.graph)} ({self._summary(d.graph)})"
-        extra = [x.text() for x in self._results if hasattr(x, "text")]
+        extra = [t for t in (x.text() for x in self._results) if t]
         return "\n\n".join(["\n".join([to_text(d.graph, head)] +
                                        [f"note: {n}" for n in d.notes])] + extra)
 
@@ -490,8 +487,8 @@ class JaxprView:
         # the tables of the overlays drawn: each `lines` overlay's and the fill's
         fill = self._fill
         side = "".join(x for x in (
-            r.side_html(d.graph) for r in self._results if hasattr(r, "side_html") and
-            (r is fill or getattr(r, "draws", None) != "fill")) if x)
+            r.side_html(d.graph) for r in self._results
+            if r is fill or r.draws != "fill") if x)
         if side:
             body = _with_tables(body, side, d.svg)
         bundle = {"text/plain": visible(self.text()), "text/html": H.panel(body, title, note)}

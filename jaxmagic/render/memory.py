@@ -22,6 +22,7 @@ from ..core.compiled.memory import (
 from ..core.graph import Graph
 from . import html as H
 from .costs import EMPHASIS, TOP_LEVEL, _chain, _columns, fill, fill_legend_html
+from .marks import Result
 from .text import visible
 from .units import fmt_bytes
 
@@ -51,7 +52,7 @@ class Row:
     group: str
 
 
-class Memory:
+class Memory(Result):
     """The memory of one compiled call: `.profile` (the data), `.records()`, `.text()`."""
 
     draws = "fill"       # the picture's fill (jaxmagic.overlays.memory), over --cost's

@@ -18,6 +18,7 @@ from ..core.graph import CALLS, Cluster, Graph, Node
 from ..core.values import BOOL, FLOAT, INTEGER, KEY, Equation, Flow, Summary
 from . import html as H
 from .costs import EMPHASIS, _chain, _columns
+from .marks import Result
 from .text import visible
 
 BAD_FILL = "#fee2e2"
@@ -123,7 +124,7 @@ class Card:
             ("is finite" if self.checked else "still holds NaN or Inf") + " on these arguments"
 
 
-class Values:
+class Values(Result):
     """The values of one run: `.flow` (the data), `.card`, `.records()`, `.text()`."""
 
     draws = "lines"      # its marks go over --cost/--memory's fill (jaxmagic.overlays)
