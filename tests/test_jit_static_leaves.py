@@ -160,3 +160,24 @@ def test_a_structure_that_differs_says_where_and_how():
     line = next(ln for ln in view.text().splitlines() if "results" in ln)
     assert line.split(None, 1)[1] == ("DIFFER: structure differs at ['b']: eager a tuple of "
                                       "1, jit a tuple of 2; no array compared"), line
+
+
+def test_static_data_that_cannot_be_looked_at_is_said_as_jax_prints_it():
+    """A static field whose attributes raise: the comparison says the structures, never
+    fails the view (a guard: the words are those JAX prints, as before)."""
+    import flax.struct
+
+    class Touchy:
+        @property
+        def shape(self):
+            raise RuntimeError("no shape")
+
+    @flax.struct.dataclass
+    class Holder:
+        w: jnp.ndarray
+        cfg: object = flax.struct.field(pytree_node=False)
+
+    ok, _, _, leaves = compare_outputs(Holder(jnp.ones(2), Touchy()),
+                                       Holder(jnp.ones(2), Touchy()))
+    assert not ok and [d.static for d in leaves] == [True]
+    assert leaves[0].problem.startswith("structure differs: eager PyTreeDef(CustomNode(Holder")

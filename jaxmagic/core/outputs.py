@@ -27,6 +27,9 @@ from .paths import key_text
 # reductions that XLA reorders differ by a few ulps times sqrt(size).
 _RTOL = {8: 1e-9, 4: 1e-4, 2: 1e-2, 1: 0.25}
 _RTOL_BF16 = 5e-2
+# Pairs of static values compared at most per comparison (a closure can reach a whole
+# object graph): past it, what is left counts as agreeing.
+_MAX_PAIRS = 10_000
 
 
 @dataclass
@@ -74,7 +77,7 @@ def compare_outputs(ref: Any, got: Any) -> tuple[bool, float, float, list[LeafDi
     """
     ref_leaves, ref_tree = jax.tree_util.tree_flatten_with_path(ref)
     got_leaves, got_tree = jax.tree_util.tree_flatten_with_path(got)
-    statics = [] if ref_tree == got_tree else static_diffs(ref, got)
+    statics = [] if ref_tree == got_tree else _static_diffs_or_trees(ref, got)
     if any(d.problem.startswith("structure") for d in statics):
         return False, math.inf, math.inf, statics[:1]
     diffs = [_leaf_diff(key_text(path) or "output", r, g)
@@ -131,6 +134,16 @@ def _leaf_diff(name: str, r: Any, g: Any) -> LeafDiff:
 # ---- what is no array: the structure and its static data ---------------------------------
 
 
+def _static_diffs_or_trees(ref: Any, got: Any) -> list[LeafDiff]:
+    """`static_diffs`, or where a value in them cannot even be looked at (a property that
+    raises), the two structures as JAX prints them: never a failed view."""
+    try:
+        return static_diffs(ref, got)
+    except Exception:
+        trees = [jax.tree_util.tree_structure(x) for x in (ref, got)]
+        return [_static_leaf(f"structure differs: eager {trees[0]}, jit {trees[1]}", "output")]
+
+
 def _node(x: Any) -> tuple[list, Any]:
     """One level of a pytree: its children as (key path, child), and its node data
     ((type, static data), or None for a leaf)."""
@@ -152,9 +165,9 @@ def static_diffs(ref: Any, got: Any, path: tuple = ()) -> list[LeafDiff]:
         return [_static_leaf(f"structure differs at {name}: eager {_shape_of(ref, rn, rk)}, "
                              f"jit {_shape_of(got, gn, gk)}", name)]
     out = []
-    if rn[1] is not gn[1] and differs(rn[1], gn[1]):
+    if rn[1] is not gn[1] and (why := differs(rn[1], gn[1])):
         out += _field_diffs(ref, got, rk, path) or [_static_leaf(
-            f"static data of {rn[0].__name__} differs: {differs(rn[1], gn[1])}", name)]
+            f"static data of {rn[0].__name__} differs: {why}", name)]
     for (k, r), (_, g) in zip(rk, gk):
         out += static_diffs(r, g, path + k)
         if out and out[-1].problem.startswith("structure"):
@@ -212,21 +225,27 @@ def _short(x: Any) -> str:
     return f"a {type(x).__name__}"
 
 
-def differs(a: Any, b: Any, depth: int = 0) -> str:
+def differs(a: Any, b: Any, seen: dict | None = None) -> str:
     """How two static values differ for what they are ("" where they agree): containers
     item by item, functions by their code and what they capture, dataclasses and plain
     objects by their fields, arrays by value, the rest by ==. What cannot be checked (a
-    tracer, an object with neither == nor fields, a nest too deep) counts as agreeing."""
-    if a is b or depth > 8 or _compat.is_tracer(a) or _compat.is_tracer(b):
+    tracer, an object with neither == nor fields, a pair already met: a cycle, or past
+    `_MAX_PAIRS`) counts as agreeing."""
+    seen = {} if seen is None else seen
+    if a is b or (id(a), id(b)) in seen or len(seen) > _MAX_PAIRS \
+            or _compat.is_tracer(a) or _compat.is_tracer(b):
         return ""
+    seen[id(a), id(b)] = a, b          # held, so no id is reused while comparing
     if hasattr(a, "shape") and hasattr(a, "dtype") or hasattr(b, "shape") and hasattr(b, "dtype"):
         return _array_differs(a, b)
+    if isinstance(a, type) and isinstance(b, type):
+        return "" if _same_class(a, b) else f"eager {_short(a)}, jit {_short(b)}"
     if type(a) is not type(b) and not _same_class(type(a), type(b)):
-        return f"eager {_short(a)}, jit {_short(b)}"
+        return _equal_differs(a, b)       # 1 and 1.0 are one value; a str and a None not
     if isinstance(a, (tuple, list, dict)):
-        return _items_differ(a, b, depth)
+        return _items_differ(a, b, seen)
     if isinstance(a, (types.FunctionType, types.MethodType, functools.partial)):
-        return _function_differs(a, b, depth)
+        return _function_differs(a, b, seen)
     if dataclasses.is_dataclass(a) and not isinstance(a, type):
         pairs = [(f.name, getattr(a, f.name, None), getattr(b, f.name, None))
                  for f in dataclasses.fields(a)]
@@ -239,7 +258,7 @@ def differs(a: Any, b: Any, depth: int = 0) -> str:
     else:
         return _equal_differs(a, b)
     for k, u, v in pairs:
-        if why := differs(u, v, depth + 1):
+        if why := differs(u, v, seen):
             return f".{k}: {why}"
     return ""
 
@@ -254,9 +273,9 @@ def _array_differs(a: Any, b: Any) -> str:
     return "" if same_value else f"eager {_short(a)}, jit {_short(b)} (different values)"
 
 
-def _items_differ(a: Any, b: Any, depth: int) -> str:
+def _items_differ(a: Any, b: Any, seen: dict) -> str:
     if isinstance(a, dict):
-        if list(a) != list(b):
+        if a.keys() != b.keys():
             return f"eager keys {list(map(_short, a))}, jit {list(map(_short, b))}"
         pairs = [(f"[{_short(k)}]", a[k], b[k]) for k in a]
     else:
@@ -265,26 +284,27 @@ def _items_differ(a: Any, b: Any, depth: int) -> str:
         names = getattr(a, "_fields", None) or [f"[{i}]" for i in range(len(a))]
         pairs = [(n if n.startswith("[") else f".{n}", u, v) for n, u, v in zip(names, a, b)]
     for k, u, v in pairs:
-        if why := differs(u, v, depth + 1):
+        if why := differs(u, v, seen):
             return f"{k}: {why}"
     return ""
 
 
-def _function_differs(a: Any, b: Any, depth: int) -> str:
+def _function_differs(a: Any, b: Any, seen: dict) -> str:
     """Two callables are the same function when their code agrees and so do what they
     capture (closure, defaults, a bound method's object, a partial's arguments)."""
     if isinstance(a, types.MethodType):
-        return differs(a.__func__, b.__func__, depth + 1) or differs(
-            a.__self__, b.__self__, depth + 1)
+        return differs(a.__func__, b.__func__, seen) or differs(a.__self__, b.__self__, seen)
     if isinstance(a, functools.partial):
-        return differs((a.func, a.args, a.keywords), (b.func, b.args, b.keywords), depth + 1)
+        why = differs(a.func, b.func, seen) or differs(a.args, b.args, seen) or differs(
+            a.keywords, b.keywords, seen)
+        return why and f"partial({_short(a.func)}, ...): {why}"
     if a.__code__ != b.__code__:
         return f"eager {_short(a)}, jit {_short(b)} (different functions)"
     cells = [(n, _cell(c), _cell(d)) for n, c, d in
              zip(a.__code__.co_freevars, a.__closure__ or (), b.__closure__ or ())]
     for k, u, v in [("defaults", a.__defaults__, b.__defaults__),
                     ("keyword defaults", a.__kwdefaults__, b.__kwdefaults__)] + cells:
-        if why := differs(u, v, depth + 1):
+        if why := differs(u, v, seen):
             return f"{_short(a)} captures {k}: {why}"
     return ""
 
