@@ -273,9 +273,6 @@ def _hints(m: JitMeasurement) -> list[str]:
                    "outside JAX (numpy.random, random); jit froze those values when it traced")
     if m.results_match is False:
         bad = [d for d in m.leaves if not d.ok]
-        if any(d.problem.startswith(("structure", "shape", "dtype")) for d in bad):
-            out.append("jit returned a different structure, shape or dtype: Python scalars "
-                       "become weakly-typed arrays, and float64 needs jax_enable_x64")
         values = [d for d in bad if not d.problem]
         small = [d for d in values if d.rtol and d.max_rel < 100 * d.rtol]
         if small and not m.eager_varies:

@@ -92,15 +92,23 @@ class JitComparison(JitMeasurement):
     def _results_line(self) -> str:
         if self.results_match is None:
             return "not compared (--no-eager)" if self.eager_first_s is None else "—"
-        if not self.leaves:
+        arrays = [d for d in self.leaves if not d.static]
+        static = [d.problem for d in self.leaves if d.static and not d.ok]
+        if not arrays and not static:
             return "nothing to compare: the call returns no array"
-        tol = ", ".join(sorted({f"{d.dtype} rtol {d.rtol:.0e}" for d in self.leaves
-                                if d.rtol}))
-        what = "match" if self.results_match else "DIFFER"
-        n = len(self.leaves) - len(self.rounding_leaves)
-        line = (f"{what}: max abs diff {fmt_diff(self.max_abs_diff)}, max rel diff "
+        if static and static[0].startswith("structure"):
+            return f"DIFFER: {static[0]}; no array compared"
+        tol = ", ".join(sorted({f"{d.dtype} rtol {d.rtol:.0e}" for d in arrays if d.rtol}))
+        n = len(arrays) - len(self.rounding_leaves)
+        line = (f"max abs diff {fmt_diff(self.max_abs_diff)}, max rel diff "
                 f"{fmt_diff(self.max_rel_diff)} over {n} lea{'ves' if n != 1 else 'f'}"
                 + (f" ({tol})" if tol else ""))
+        if static:
+            more = f" and {len(static) - 1} more" if len(static) > 1 else ""
+            what = "match" if all(d.ok for d in arrays) else "DIFFER"
+            line = f"DIFFER: {static[0]}{more}; arrays {what}: {line}"
+        else:
+            line = f"{'match' if self.results_match else 'DIFFER'}: {line}"
         if r := len(self.rounding_leaves):
             line += f"; {r} more lea{'ves' if r != 1 else 'f'} decided by float rounding"
         return line
@@ -190,6 +198,10 @@ class JitComparison(JitMeasurement):
                         "figures above are what was measured until then"))
         bad = [d for d in self.leaves if not d.ok]
         for d in bad[:6]:
+            if d.static:
+                out.append(("bad", d.problem + ("" if d.problem.startswith("structure") else
+                            " (no array: jit returns the value its trace computed)")))
+                continue
             detail = d.problem or (f"max abs diff {fmt_diff(d.max_abs)}, max rel diff "
                                    f"{fmt_diff(d.max_rel)} > rtol {d.rtol:.0e}"
                                    if d.rtol else f"values differ (max abs diff "
