@@ -110,7 +110,8 @@ class Card:
             return [x for x in out if x]
         if not self.reached:
             out.append(f"no result holds NaN or Inf, but {self.absorbed}: the results "
-                       "are finite and wrong")
+                       "are finite and wrong" if self.absorbed else
+                       "no result holds NaN or Inf: nothing they are made of reads it")
         out.append(f"fix ({self.verdict()}): {fix}")
         return [x for x in out if x]
 
@@ -209,6 +210,12 @@ class Values:
         if card.reached:
             return
         eqn = self.flow.absorbed()
+        loop = self._lanes()
+        if eqn is None and loop is not None:
+            card.dropped = True
+            card.absorbed = (f"the vmapped while_loop at {self._line(loop) or '?'} (its "
+                             "body runs on every lane, and a lane that has finished keeps "
+                             "its carry)")
         if eqn is None:
             return
         n = self._node_of.get(eqn.index)
@@ -222,8 +229,17 @@ class Values:
         """A NaN or Inf that reached no result because a select dropped it: the results
         are right (x / inf = 0 instead makes them wrong)."""
         eqn = self.flow.absorbed()
-        return not self.flow.reached_results() and eqn is not None and \
-            eqn.primitive == "select_n"
+        return not self.flow.reached_results() and (
+            eqn.primitive == "select_n" if eqn is not None else self._lanes() is not None)
+
+    def _lanes(self) -> Cluster | None:
+        """The vmapped while_loop around the origin that drops what its body made for
+        lanes that had finished, where it made a NaN or Inf there (its group)."""
+        origin = self.flow.origin()
+        loop = next((i for i in (origin.loops if origin else ())
+                     if self.flow.lanes.get(i)), None)
+        return None if loop is None else \
+            self._body_of(Equation(loop, "while", (), ()))
 
     def _body_of(self, eqn: Equation):
         """The group a body run as one equation is drawn as (a scan, a shard_map): the
