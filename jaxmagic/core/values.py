@@ -175,6 +175,15 @@ class Flow:
         return {v for v, s in self.summaries.items()
                 if s.nan or s.nonfinite and tainted_in(v)}
 
+    def written(self) -> list[tuple[Equation, float]]:
+        """The equations whose outputs hold a NaN or ±Inf because they read one the
+        program writes as a constant (`jnp.nan`, a `-jnp.inf` fill), with it: where the
+        non-finite values come from that no equation made."""
+        return [(e, v[1]) for e in sorted(self.equations.values(), key=lambda e: e.index)
+                for v in e.ins if v and v[0] == "literal" and isinstance(v[1], float)
+                and not np.isfinite(v[1]) and any(
+                    s.nonfinite for o in e.outs if (s := self.summaries.get(o)))]
+
     def intended(self) -> bool:
         """Whether every non-finite value is an infinity the program writes itself."""
         return any(s.nonfinite for s in self.summaries.values()) and not self.alarms()

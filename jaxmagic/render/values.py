@@ -316,6 +316,26 @@ class Values:
         return (f"no NaN, and no value made infinite: the {signs} are written by the "
                 "program (a mask, a sentinel in a min or max), drawn without alarm")
 
+    def written(self) -> str:
+        """Where the NaN and ±Inf no equation made come from, with no origin card: the
+        constants the program writes (`jnp.nan`, a `-jnp.inf` fill), at their lines."""
+        if self.card is not None or self.flow.arrived() or self.intended():
+            return ""
+        at: dict[str, list[str]] = {}
+        for e, v in self.flow.written():
+            n = self._node_of.get(e.index) or self._body_of(e)
+            said = at.setdefault(self._line(n) if n else "?", [])
+            what = "nan" if v != v else "+inf" if v > 0 else "−inf"
+            if what not in said:
+                said.append(what)
+        if at:
+            return ("no equation made a NaN or Inf of finite values: the program writes "
+                    "them itself, " + "; ".join(f"{' and '.join(w)} at {line}" for line, w
+                                                in list(at.items())[:3]))
+        if any(s.nonfinite for s in self.flow.summaries.values()):
+            return "no equation made a NaN or Inf of finite values"
+        return ""
+
     def arrived(self) -> list[str]:
         """Each argument or captured constant that brought a NaN or Inf in: by name, made
         before the call (the edges out of it are red, and no equation was its origin)."""
@@ -352,8 +372,8 @@ class Values:
         lines = [f"values of {self.func_name}: {self.headline()}"]
         said = self.arrived() + self.by_zero()
         lines += [""] + said if said else []
-        if self.intended():
-            lines += ["", self.intended()]
+        if self.intended() or self.written():
+            lines += ["", self.intended() or self.written()]
         if self.card is not None:
             lines += [""] + self.card.lines()
         lines += ["", "by group (largest |x|):"]
@@ -533,8 +553,9 @@ class Values:
                        ((self.arrived(), EMPHASIS, "#fef2f2"),
                         (self.by_zero(), H.WARNING, "#fffbeb")) for x in lines)
         if card is None:
+            quiet = self.intended() or self.written() or "every value finite"
             return said or (f'<div style="color:{H.INK};margin-bottom:6px">'
-                            f'{H.esc(self.intended() or "every value finite")}</div>')
+                            f'{H.esc(quiet)}</div>')
         lines = card.lines()
         rest = "".join(f'<div style="margin-top:3px">{H.esc(x)}</div>' for x in lines[1:])
         # an Inf made and discarded before the results is worth knowing, not an alarm
