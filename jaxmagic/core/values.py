@@ -12,9 +12,10 @@ over the iterations inside the program with the first iteration at which a value
 non-finite; a loop's or a shard_map's own arguments are summarised as its body sees them
 (a cause reads them: `x / c` of a carry). A vmapped `while_loop` whose predicate is
 batched runs as JAX lowers it: while any lane's predicate holds, its body on every lane,
-the finished lanes keeping their carry (what it made for them is summarised apart). Calls (`jit`, `custom_jvp`, `checkpoint`, ...)
-are opened in place; any other equation with a body (JAX 0.7's `xla_pmap`, a kernel)
-runs as it is and only its outputs are summarised. An integer division makes no NaN where
+the finished lanes keeping their carry (what it made for them is summarised apart).
+Calls (`jit`, `custom_jvp`, `checkpoint`, ...) are opened in place; any other equation
+with a body (JAX 0.7's `xla_pmap`, a kernel) runs as it is and only its outputs are
+summarised. An integer division makes no NaN where
 its divisor is 0, so what it returned there is summarised too (`Flow.by_zero`).
 
 Equations are numbered in the walk order of `core.graph.build`, so every summary finds its
