@@ -10,9 +10,12 @@ fuses the reductions with the equations they read. Loops are run as loops (`lax.
 `lax.while_loop`, `lax.switch`) whose bodies return their summaries per iteration, reduced
 over the iterations inside the program with the first iteration at which a value went
 non-finite; a loop's or a shard_map's own arguments are summarised as its body sees them
-(a cause reads them: `x / c` of a carry). Calls (`jit`, `custom_jvp`, `checkpoint`, ...)
-are opened in place; any other equation with a body (JAX 0.7's `xla_pmap`, a kernel)
-runs as it is and only its outputs are summarised. An integer division makes no NaN where
+(a cause reads them: `x / c` of a carry). A vmapped `while_loop` whose predicate is
+batched runs as JAX lowers it: while any lane's predicate holds, its body on every lane,
+the finished lanes keeping their carry (what it made for them is summarised apart).
+Calls (`jit`, `custom_jvp`, `checkpoint`, ...) are opened in place; any other equation
+with a body (JAX 0.7's `xla_pmap`, a kernel) runs as it is and only its outputs are
+summarised. An integer division makes no NaN where
 its divisor is 0, so what it returned there is summarised too (`Flow.by_zero`).
 
 Equations are numbered in the walk order of `core.graph.build`, so every summary finds its
@@ -42,6 +45,8 @@ COMPILED_BUDGET = 300
 # an integer division returned where its divisor was 0
 RETURNS_FOR_DIV = frozenset({"floor_divide"})
 BY_ZERO = "by_zero"
+# the id of what a vmapped while's body made for lanes that had finished (dropped)
+LANES = "finished_lanes"
 
 
 @dataclass(frozen=True)
@@ -112,6 +117,9 @@ class Flow:
     by_zero: dict[int, Summary] = field(default_factory=dict)
     by_zero_in: dict[int, str] = field(default_factory=dict)
     names: dict[tuple, str] = field(default_factory=dict)   # arguments' and constants'
+    # vmapped whiles (batched predicate) by equation: the NaN/Inf their bodies made for
+    # lanes that had finished, which the loop drops (those lanes keep their carry)
+    lanes: dict[int, int] = field(default_factory=dict)
 
     def reached_results(self) -> bool:
         """Whether a NaN or Inf is in the call's results (not only made and discarded, as
@@ -167,6 +175,15 @@ class Flow:
                 tainted.update(e.outs)
         return {v for v, s in self.summaries.items()
                 if s.nan or s.nonfinite and tainted_in(v)}
+
+    def written(self) -> list[tuple[Equation, float]]:
+        """The equations whose outputs hold a NaN or ±Inf because they read one the
+        program writes as a constant (`jnp.nan`, a `-jnp.inf` fill), with it: where the
+        non-finite values come from that no equation made."""
+        return [(e, v[1]) for e in sorted(self.equations.values(), key=lambda e: e.index)
+                for v in e.ins if v and v[0] == "literal" and isinstance(v[1], float)
+                and not np.isfinite(v[1]) and any(
+                    s.nonfinite for o in e.outs if (s := self.summaries.get(o)))]
 
     def intended(self) -> bool:
         """Whether every non-finite value is an infinity the program writes itself."""
@@ -569,19 +586,26 @@ class Walk:
         start = index + 1 + jaxpr_size(p["cond_jaxpr"])
         ids: dict = {}
 
+        def predicate(carry):
+            entries = cconsts + [_Entry(v, self.row_of(v, ("in", index, k), False), None)
+                                 for k, v in enumerate(carry)]
+            out, _ = self.body(p["cond_jaxpr"], entries, loops, index + 1)
+            return jnp.asarray(out[0].value)
+
+        # vmap's while with a batched predicate: it runs while any lane's holds, and a
+        # lane whose predicate is false keeps its carry (as JAX lowers it)
+        batched = bool(_compat.open_jaxpr(p["cond_jaxpr"]).outvars[0].aval.shape)
+
         def run_body(carry):
             outs, sub = self.body(p["body_jaxpr"], bconsts, loops, start, carry,
                                   ("in", start))
+            values = [o.value for o in outs]
+            if batched:
+                values = self._lanes_kept(sub, index, predicate(carry), values, carry)
             ids["rows"], ids["born"] = list(sub.rows), list(sub.born)
-            return [o.value for o in outs], sub.stacked()
+            return values, sub.stacked()
 
         _, (rows0, born0) = jax.eval_shape(run_body, [e.value for e in init])
-
-        def keep_going(state):
-            entries = cconsts + [_Entry(v, self.row_of(v, ("in", index, k), False), None)
-                                 for k, v in enumerate(state[0])]
-            out, _ = self.body(p["cond_jaxpr"], entries, loops, index + 1)
-            return out[0].value
 
         def step(state):
             carry, t, acc, acc_born = state
@@ -592,9 +616,26 @@ class Walk:
         acc = jnp.broadcast_to(jnp.asarray(EMPTY, jnp.float32), rows0.shape)
         state = ([e.value for e in init], jnp.float32(0), acc,
                  jnp.full(born0.shape, -1.0, jnp.float32))
-        final, _, rows, born = jax.lax.while_loop(keep_going, step, state)
+        final, _, rows, born = jax.lax.while_loop(lambda state: predicate(state[0]).any(),
+                                                  step, state)
         frame.absorb(ids["rows"], ids["born"], rows, born)
         return list(final)
+
+    def _lanes_kept(self, frame: _Frame, index: int, running: Any, new: list,
+                    old: list) -> list:
+        """A batched while's carry after one step: the body's values in the lanes still
+        running (`running`: the leading axes of every carry), the old ones elsewhere.
+        What the body made for the finished lanes is summarised apart (`(LANES, index,
+        k)`): a NaN there is dropped by the loop, not by an equation."""
+        out = []
+        for k, (x, y) in enumerate(zip(new, old)):
+            mask = jax.lax.broadcast_in_dim(running, np.shape(x), tuple(range(running.ndim)))
+            if kind_of(x) == FLOAT:
+                r = self.row_of(jnp.where(mask, 0, x), (LANES, index, k), False)
+                if r is not None:
+                    frame.rows[(LANES, index, k)] = r
+            out.append(jax.lax.select(mask, x, y))
+        return out
 
     def shard_map(self, eqn: Any, ins: list[_Entry], frame: _Frame, index: int) -> list:
         """The body run by `shard_map` as it was, each device's summaries returned along
@@ -768,7 +809,11 @@ def program_of(walk: Walk, traced: Any):
 def _collect(walk: Walk, row_ids: list, born_ids: list, rows: np.ndarray,
              born: np.ndarray, seconds: float) -> Flow:
     summaries = {vid: _summary(walk.avals.get(vid, ("?", OTHER)), r)
-                 for vid, r in zip(row_ids, rows) if vid[0] != BY_ZERO}
+                 for vid, r in zip(row_ids, rows) if vid[0] not in (BY_ZERO, LANES)}
+    lanes: dict[int, int] = {}
+    for vid, r in zip(row_ids, rows):
+        if vid[0] == LANES:
+            lanes[vid[1]] = lanes.get(vid[1], 0) + int(r[NAN] + r[PINF] + r[NINF])
     by_zero = {vid[1]: s for vid, r in zip(row_ids, rows) if vid[0] == BY_ZERO
                and (s := _summary(walk.avals[(vid[1], 0)], r)).n}
     for index, flags in zip(born_ids, born):
@@ -784,7 +829,7 @@ def _collect(walk: Walk, row_ids: list, born_ids: list, rows: np.ndarray,
                 for i, left in sorted(walk.capped.items()) if i in walk.equations]
     return Flow(summaries, walk.equations, walk.loops, skipped, walk.left_out, seconds,
                 walk.results, by_zero, {i: walk.by_zero_in[i] for i in by_zero
-                                        if i in walk.by_zero_in})
+                                        if i in walk.by_zero_in}, lanes=lanes)
 
 
 def _summary(meta: tuple[str, str], r: np.ndarray) -> Summary:

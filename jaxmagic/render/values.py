@@ -111,7 +111,8 @@ class Card:
             return [x for x in out if x]
         if not self.reached:
             out.append(f"no result holds NaN or Inf, but {self.absorbed}: the results "
-                       "are finite and wrong")
+                       "are finite and wrong" if self.absorbed else
+                       "no result holds NaN or Inf: nothing they are made of reads it")
         out.append(f"fix ({self.verdict()}): {fix}")
         return [x for x in out if x]
 
@@ -210,6 +211,12 @@ class Values(Result):
         if card.reached:
             return
         eqn = self.flow.absorbed()
+        loop = self._lanes()
+        if eqn is None and loop is not None:
+            card.dropped = True
+            card.absorbed = (f"the vmapped while_loop at {self._line(loop) or '?'} (its "
+                             "body runs on every lane, and a lane that has finished keeps "
+                             "its carry)")
         if eqn is None:
             return
         n = self._node_of.get(eqn.index)
@@ -223,8 +230,17 @@ class Values(Result):
         """A NaN or Inf that reached no result because a select dropped it: the results
         are right (x / inf = 0 instead makes them wrong)."""
         eqn = self.flow.absorbed()
-        return not self.flow.reached_results() and eqn is not None and \
-            eqn.primitive == "select_n"
+        return not self.flow.reached_results() and (
+            eqn.primitive == "select_n" if eqn is not None else self._lanes() is not None)
+
+    def _lanes(self) -> Cluster | None:
+        """The vmapped while_loop around the origin that drops what its body made for
+        lanes that had finished, where it made a NaN or Inf there (its group)."""
+        origin = self.flow.origin()
+        loop = next((i for i in (origin.loops if origin else ())
+                     if self.flow.lanes.get(i)), None)
+        return None if loop is None else \
+            self._body_of(Equation(loop, "while", (), ()))
 
     def _body_of(self, eqn: Equation):
         """The group a body run as one equation is drawn as (a scan, a shard_map): the
@@ -301,6 +317,26 @@ class Values(Result):
         return (f"no NaN, and no value made infinite: the {signs} are written by the "
                 "program (a mask, a sentinel in a min or max), drawn without alarm")
 
+    def written(self) -> str:
+        """Where the NaN and ±Inf no equation made come from, with no origin card: the
+        constants the program writes (`jnp.nan`, a `-jnp.inf` fill), at their lines."""
+        if self.card is not None or self.flow.arrived() or self.intended():
+            return ""
+        at: dict[str, list[str]] = {}
+        for e, v in self.flow.written():
+            n = self._node_of.get(e.index) or self._body_of(e)
+            said = at.setdefault(self._line(n) if n else "?", [])
+            what = "nan" if v != v else "+inf" if v > 0 else "−inf"
+            if what not in said:
+                said.append(what)
+        if at:
+            return ("no equation made a NaN or Inf of finite values: the program writes "
+                    "them itself, " + "; ".join(f"{' and '.join(w)} at {line}" for line, w
+                                                in list(at.items())[:3]))
+        if any(s.nonfinite for s in self.flow.summaries.values()):
+            return "no equation made a NaN or Inf of finite values"
+        return ""
+
     def arrived(self) -> list[str]:
         """Each argument or captured constant that brought a NaN or Inf in: by name, made
         before the call (the edges out of it are red, and no equation was its origin)."""
@@ -337,8 +373,8 @@ class Values(Result):
         lines = [f"values of {self.func_name}: {self.headline()}"]
         said = self.arrived() + self.by_zero()
         lines += [""] + said if said else []
-        if self.intended():
-            lines += ["", self.intended()]
+        if self.intended() or self.written():
+            lines += ["", self.intended() or self.written()]
         if self.card is not None:
             lines += [""] + self.card.lines()
         lines += ["", "by group (largest |x|):"]
@@ -518,8 +554,9 @@ class Values(Result):
                        ((self.arrived(), EMPHASIS, "#fef2f2"),
                         (self.by_zero(), H.WARNING, "#fffbeb")) for x in lines)
         if card is None:
+            quiet = self.intended() or self.written() or "every value finite"
             return said or (f'<div style="color:{H.INK};margin-bottom:6px">'
-                            f'{H.esc(self.intended() or "every value finite")}</div>')
+                            f'{H.esc(quiet)}</div>')
         lines = card.lines()
         rest = "".join(f'<div style="margin-top:3px">{H.esc(x)}</div>' for x in lines[1:])
         # an Inf made and discarded before the results is worth knowing, not an alarm
