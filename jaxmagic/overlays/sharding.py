@@ -53,9 +53,9 @@ OVERLAY = Overlay("collectives", (Flag("sharding", HELP),), compute,
 def graph_and_collectives(traced) -> tuple:
     """`--sharding` alone, outside the pipeline: (the graph with sharded types, its
     Collectives, the analysis compile or None)."""
-    from ..core import graph as G
+    from ..graph import build as _build
 
     ctx = Context(traced)
     prepare(ctx, "sharding")
-    ctx.graph = G.build(traced, **ctx.graph_options)
+    ctx.graph = _build.build(traced, **ctx.graph_options)
     return ctx.graph, compute(ctx, "sharding"), ctx.compiled

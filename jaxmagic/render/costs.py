@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ..core.cost import CostRow, is_communication
-from ..core.graph import Graph
+from ..graph.model import Graph
 from . import html as H
 from .text import visible
 from .units import fmt_bytes, fmt_si, fmt_time
