@@ -44,8 +44,7 @@ def _mostly_calls(c: Cluster, ops: int, lines: int) -> bool:
     return ops >= 8 and lines > 1 and c.num_equations >= 20 * ops
 
 
-def choose(folded: Graph, draw, width_pt: float, estimate, measure=None,
-           layouts: int = 3,
+def choose(folded: Graph, draw, width_pt: float, estimate, measure=None, layouts: int = 3,
            first: set[int] = frozenset()) -> tuple[set[int], frozenset[int], frozenset[int]]:
     """(clusters to open, those of them whose own equations are grouped by source line,
     those whose own equations are one box beside their calls):
@@ -59,11 +58,11 @@ def choose(folded: Graph, draw, width_pt: float, estimate, measure=None,
     lines; a loss too wide for its lines shows the model it calls).
 
     `estimate(graph)`, a size (`.width_pt`, `.ranks`: `render.size.estimate`), decides
-    clear cases; `measure(graph)`, a size or None (a real layout),
-    decides at most `layouts` close ones, where the estimate's error (measured: ±15%, up
-    to 35%; twice the real width where a train step's lines and stubs share a rank) could
-    turn the answer: up to twice the budget for the first, then within 25% of it once
-    scaled by the last measurement's ratio to its estimate.
+    clear cases; `measure(graph)`, a size or None (a real layout), decides at most
+    `layouts` close ones, where the estimate's error (measured: ±15%, up to 35%; twice
+    the real width where a train step's lines and stubs share a rank) could turn the
+    answer: up to twice the budget for the first, then within 25% of it once scaled by
+    the last measurement's ratio to its estimate.
 
     `first` (clusters with their ancestors: those holding a collective) open before any
     other, where they fit.
