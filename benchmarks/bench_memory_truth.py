@@ -93,11 +93,11 @@ def programs():
 
 
 def judge(name, f, args):
-    from jaxmagic.core import graph as G
     from jaxmagic.core.compiled import memory as M
     from jaxmagic.core.compiled.analysis import analyze
     from jaxmagic.core.target import BoundCall
     from jaxmagic.core.trace import trace
+    from jaxmagic.graph.build import build
 
     out = jax.eval_shape(f, *args)
 
@@ -108,7 +108,7 @@ def judge(name, f, args):
                         {}, "f(...)"))
     start = time.perf_counter()
     a = analyze(t)
-    p = M.memory_profile(t, G.build(t), a)
+    p = M.memory_profile(t, build(t), a)
     seconds = time.perf_counter() - start
     program = a.program
     entry = next(i.computation for i in program.values() if i.opcode == "parameter"

@@ -204,7 +204,7 @@ def time_limit(seconds: int):
 
 
 # where the magic's time goes: (phase, module, function), timed where the magic calls them
-PHASES = (("trace", "jaxmagic.core.trace", "trace"), ("build", "jaxmagic.core.graph", "build"),
+PHASES = (("trace", "jaxmagic.core.trace", "trace"), ("build", "jaxmagic.graph.build", "build"),
           ("layouts", "jaxmagic.render.layout", "render"))
 
 
@@ -268,7 +268,7 @@ def _stored(value) -> int:
 
 def measure(ip, cells: list[str], call: str, blocks: tuple[str, ...],
             stand_ins: dict[str, types.ModuleType]) -> dict:
-    from jaxmagic.render.fit import model_blocks
+    from jaxmagic.graph.auto_depth import model_blocks
     from jaxmagic.render.jaxpr import _text_px
 
     try:

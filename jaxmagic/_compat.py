@@ -464,7 +464,7 @@ def buffer_dumps(buffer_assignment: str, live_range: str) -> tuple[str, str]:
     return head.split("\nTotal bytes used:")[0].rstrip() + "\n", (sep + tail).lstrip("\n")
 
 
-# ---- %jaxpr --sharding (core/graph.py, core/compiled/collectives.py) -------------------------
+# ---- %jaxpr --sharding (graph/build.py, core/compiled/collectives.py) -------------------------
 
 def typed_aval_str(aval: Any) -> str:
     """A value's type as `jax.make_jaxpr` prints it: `f32[256@data,512]` on an Explicit

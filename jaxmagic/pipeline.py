@@ -8,9 +8,9 @@ from typing import Any, Iterable
 
 from . import overlays as O
 from .core import collector, interrupt
-from .core import graph as _graph
 from .core import trace as _trace
 from .core.target import BoundCall
+from .graph import build as _build
 from .render.jaxpr import JaxprView
 
 
@@ -35,7 +35,7 @@ def trace_call(call: BoundCall, *, static_argnums=None, static_argnames=None,
     for overlay, flag in asked:
         if overlay.prepare is not None:
             overlay.prepare(ctx, flag)
-    ctx.graph = _graph.build(traced, **ctx.graph_options)
+    ctx.graph = _build.build(traced, **ctx.graph_options)
     ctx.graph.notes[:0] = traced.notes
     for overlay, flag in _ordered(asked):
         ctx.results[overlay.attr] = _checked(overlay, overlay.compute(ctx, flag))
@@ -87,7 +87,7 @@ def costliest_groups(call: BoundCall, m: Any) -> list[tuple[str, float]]:
     try:
         traced = _trace.trace(call, static_argnums=m.static_argnums or None,
                               static_argnames=m.static_argnames or None)
-        rows, _, _ = cost_rows(traced, _graph.build(traced), profile=False)
+        rows, _, _ = cost_rows(traced, _build.build(traced), profile=False)
     except Exception:      # the comparison stands without it
         return []
     return [(g.name, g.share) for g in Costs.of(rows).costliest_groups(3)]

@@ -2,7 +2,7 @@
 traced program the one the user's own jit traces."""
 from conftest import run
 
-from jaxmagic.core import views as V
+from jaxmagic.graph import ends
 
 SETUP = """
 from functools import partial
@@ -35,7 +35,7 @@ def smoothed(x, smoothing=0.1, pad_id=0):
 def _inputs(view):
     """Each argument's record (its leaves) or input, as `records` makes them (three or more
     are drawn in one box, a line each)."""
-    return [(n.title, n.detail) for n in V.records(view.full).nodes.values()
+    return [(n.title, n.detail) for n in ends.records(view.full).nodes.values()
             if n.kind == "input"]
 
 

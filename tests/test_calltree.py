@@ -7,9 +7,9 @@ import jax.numpy as jnp
 import pytest
 
 import jaxmagic
-from jaxmagic.core import graph as G
-from jaxmagic.core import views as V
-from jaxmagic.render import fit
+from jaxmagic.graph import auto_depth, collapse, ends, lanes, repeats
+from jaxmagic.graph import model as G
+from jaxmagic.render import size as S
 from jaxmagic.render.jaxpr import _text_px
 
 
@@ -114,7 +114,7 @@ def test_backward_pass_of_a_call_is_its_own_group_and_the_groups_are_acyclic():
 def test_consecutive_identical_calls_fold_forward_and_backward_separately():
     params, x = layers(16)
     view = jaxmagic.trace(jax.grad(model), params, x)
-    folded = V.fold(view.full)
+    folded = repeats.fold(view.full)
     names = titles(folded)
     assert "block ×16" in names
     assert any(re.fullmatch(r"block ×1[56] · backward", t) for t in names)
@@ -124,7 +124,7 @@ def test_consecutive_identical_calls_fold_forward_and_backward_separately():
     assert all(n.count == 1 for n in folded.nodes.values() if n.kind == "op")
     eqns = sorted(i for n in folded.nodes.values() for i in n.eqns)
     assert eqns == sorted(i for n in view.full.nodes.values() for i in n.eqns)
-    assert _cluster_graph_is_acyclic(V.collapse(view.full, None))
+    assert _cluster_graph_is_acyclic(collapse.collapse(view.full, None))
 
 
 def test_calls_with_different_shapes_do_not_fold():
@@ -136,7 +136,7 @@ def test_calls_with_different_shapes_do_not_fold():
     def dense(p, x):
         return jnp.tanh(x @ p["w"])
 
-    g = V.fold(jaxmagic.trace(net, params, jnp.ones((2, 8))).full)
+    g = repeats.fold(jaxmagic.trace(net, params, jnp.ones((2, 8))).full)
     assert titles(g) == ["net", "dense #0", "dense #1"]
 
 
@@ -147,7 +147,7 @@ def test_auto_depth_opens_what_fits_and_keeps_text_legible():
     g = view.graph
     assert len(g.nodes) > 8                       # not one opaque box
     assert any("block ×16" in t for t in titles(g))     # the repeated layer, opened
-    assert _text_px(view._drawn.svg) >= fit.MIN_TEXT_PX
+    assert _text_px(view._drawn.svg) >= S.MIN_TEXT_PX
     assert len(view.configure(depth=0).graph.nodes) < len(g.nodes)
 
 
@@ -158,7 +158,7 @@ def test_many_leaves_are_one_record_node():
     record = [n for n in inputs if n.primitive == "record"]
     assert len(record) == 1 and record[0].title == "params · 16 leaves"
     assert record[0].detail == ("[i].w f32[8,8] ×16",)
-    long = V.records(jaxmagic.trace(lambda p: [q["w"] * 2 for q in p],
+    long = ends.records(jaxmagic.trace(lambda p: [q["w"] * 2 for q in p],
                                     [{"w": jnp.ones(i + 1)} for i in range(12)]).full)
     (rec,) = [n for n in long.nodes.values() if n.kind == "input"]
     assert rec.detail[-1] == "+6 more"
@@ -274,7 +274,7 @@ def test_per_leaf_copies_of_an_optimizer_update_fold_as_leaves():
     params = {"w": jnp.ones((8, 8)), "b": jnp.zeros(8), "head": {"w": jnp.ones((8, 2))}}
     state = opt.init(params)
     view = jaxmagic.trace(opt.update, params, state, params)
-    folded = V.lanes(V.fold(view.full))
+    folded = lanes.lanes(repeats.fold(view.full))
     leafy = [n for n in folded.nodes.values() if n.detail and n.detail[-1] == "×3 leaves"]
     assert len(leafy) >= 8 and {"sqrt", "integer_pow"} <= {n.primitive for n in leafy}
     assert len(folded.nodes) < len(view.full.nodes) - 2 * len(leafy) + 1
@@ -294,7 +294,7 @@ def test_parallel_calls_that_feed_one_result_do_not_fold_as_leaves():
         return jnp.sum(q * k * v)
 
     p = {n: jnp.ones((4, 4)) for n in "qkv"}
-    g = V.lanes(jaxmagic.trace(qkv, p, jnp.ones((2, 4))).full)
+    g = lanes.lanes(jaxmagic.trace(qkv, p, jnp.ones((2, 4))).full)
     assert not any(n.detail and n.detail[-1].endswith("leaves") for n in g.nodes.values())
     assert sum(n.primitive == "dot_general" for n in g.nodes.values()) == 3
 
@@ -311,15 +311,16 @@ def test_a_call_too_big_to_open_shows_its_lines_not_one_box():
     view = jaxmagic.trace(net, p, jnp.ones((4, 8)))
     folded = view.folded
     (cid,) = [c.id for c in folded.clusters.values() if c.title == "big"]
-    wide = fit.estimate(view.view_of(V.opened_at(folded, None))).width_pt
-    narrow = fit.estimate(view.view_of(V.opened_at(folded, 0))).width_pt
-    opened, by_line, whole = fit.choose(folded, view.view_of, (wide + narrow) / 2)
+    wide = S.estimate(view.view_of(collapse.opened_at(folded, None))).width_pt
+    narrow = S.estimate(view.view_of(collapse.opened_at(folded, 0))).width_pt
+    opened, by_line, whole = auto_depth.choose(folded, view.view_of, (wide + narrow) / 2,
+                                               S.estimate)
     assert cid in opened and cid in by_line
     g = view.view_of(opened, by_line, whole)
     groups = [n for n in g.nodes.values() if n.kind == "group"]
     assert len(groups) == 2 and all(n.cluster == cid for n in groups)
     assert {n.title[:10] for n in groups} == {"h = jnp.ta", "return jnp"}
-    assert fit.estimate(g).width_pt <= (wide + narrow) / 2
+    assert S.estimate(g).width_pt <= (wide + narrow) / 2
 
 
 def test_arguments_sit_above_and_results_below_every_group():
@@ -355,7 +356,7 @@ def test_a_chain_of_one_operation_is_not_folded_as_leaves():
         return x
 
     full = jaxmagic.trace(chain, jnp.ones(3)).full
-    g = V.lanes(full)
+    g = lanes.lanes(full)
     assert sum(n.primitive == "add" for n in g.nodes.values()) == 200
     assert len(g.nodes) == len(full.nodes)
 
@@ -386,7 +387,7 @@ def test_a_weight_decay_summed_over_the_leaves_folds_as_leaves():
         return loss + 1e-4 * 0.5 * weight_l2
 
     view = jaxmagic.trace(jax.value_and_grad(loss_fn), params, jnp.ones((2, 8, 8, 1)))
-    folded = V.lanes(V.fold(view.full))
+    folded = lanes.lanes(repeats.fold(view.full))
     kernels = sum(x.ndim > 1 for x in jax.tree.leaves(params))
     assert kernels == 4
     assert {k: _leafy(folded).get(k) for k in ("integer_pow", "reduce_sum", "add")} == \
@@ -418,7 +419,7 @@ def test_a_running_total_is_no_sum_over_leaves_where_the_blocks_share_or_feed():
     ws = [jnp.full((3, 3), 0.1 * i) for i in range(5)]
     for f, args in ((same_leaf, (ws[0],)), (fed, (ws,)), (through, (ws,))):
         full = jaxmagic.trace(f, *args).full
-        assert not _leafy(V.lanes(full)), f.__name__
+        assert not _leafy(lanes.lanes(full)), f.__name__
 
 
 def test_a_running_total_whose_blocks_feed_each_other_elsewhere_is_not_folded():
@@ -443,9 +444,9 @@ def test_a_running_total_whose_blocks_feed_each_other_elsewhere_is_not_folded():
         return G.Graph(nodes, edges, clusters, 12)
 
     summed = ("integer_pow", "reduce_sum", "add")
-    assert {k: _leafy(V.lanes(graph(through=False))).get(k) for k in summed} == \
+    assert {k: _leafy(lanes.lanes(graph(through=False))).get(k) for k in summed} == \
         dict.fromkeys(summed, "×3 leaves")
-    assert not set(summed) & set(_leafy(V.lanes(graph(through=True))))
+    assert not set(summed) & set(_leafy(lanes.lanes(graph(through=True))))
 
 
 def test_a_list_of_per_layer_gradients_is_one_record():
@@ -517,7 +518,7 @@ def test_library_calls_in_a_train_step_are_groups_named_as_written(ip):
     assert drawn.grouping == "equation"
     calls = {n.title for n in drawn.nodes.values() if n.kind == "call"}
     assert {"metrics.update", "optimizer.update"} <= calls | set(titles(drawn))
-    assert _text_px(r.result._drawn.svg) >= fit.MIN_TEXT_PX
+    assert _text_px(r.result._drawn.svg) >= S.MIN_TEXT_PX
 
 
 LINEN_NET = '''
@@ -618,7 +619,7 @@ def test_the_width_estimate_ranks_what_follows_a_cycle():
     nodes = {i: G.Node(i, "input" if i == 0 else "op", f"n{i}") for i in range(5)}
     edges = [G.Edge(0, 1, ""), G.Edge(1, 2, ""), G.Edge(2, 1, ""), G.Edge(2, 3, ""),
              G.Edge(3, 4, "")]
-    rank = fit._ranks(G.Graph(nodes, edges, {}, 5))
+    rank = S._ranks(G.Graph(nodes, edges, {}, 5))
     assert rank[0] < rank[1] < rank[3] < rank[4]
     assert len(set(rank.values())) >= 4
 
@@ -835,8 +836,8 @@ def test_a_call_inside_a_differentiated_scan_does_not_repeat_the_calls_around_it
 
     g = jaxmagic.trace(jax.value_and_grad(f), jnp.ones((2, 4, 4)), jnp.ones((3, 4))).full
     for c in g.clusters.values():
-        path = [g.clusters[a].title for a in V.ancestors(g, c.id)]
+        path = [g.clusters[a].title for a in G.ancestors(g, c.id)]
         assert len(path) == len(set(path)), path
     relu = [n for n in g.nodes.values() if n.primitive == "max"]
-    assert relu and all("dot_relu" in [g.clusters[a].title for a in V.ancestors(g, n.cluster)]
+    assert relu and all("dot_relu" in [g.clusters[a].title for a in G.ancestors(g, n.cluster)]
                         for n in relu)

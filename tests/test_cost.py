@@ -7,9 +7,9 @@ from conftest import run
 import jaxmagic
 from jaxmagic import _compat
 from jaxmagic.core import cost as C
-from jaxmagic.core import graph as G
-from jaxmagic.core import views as V
 from jaxmagic.core.trace import trace
+from jaxmagic.graph import coarsen, collapse
+from jaxmagic.graph.build import build
 from jaxmagic.render.costs import Costs
 from jaxmagic.render.dot import EMPHASIS, to_dot
 
@@ -91,7 +91,7 @@ def test_node_eqns_follow_the_graph_walk_on_a_linen_model():
     x = jnp.ones((2, 16))
     params = model.init(jax.random.PRNGKey(0), x)
     t = traced(jax.grad(lambda p, x: model.apply(p, x).sum()), params, x)
-    g = G.build(t)
+    g = build(t)
     estimates = C.estimate(t.jaxpr)
     ops = [n for n in g.nodes.values() if n.kind == "op"]
     drawn = {n.eqns[0] for n in ops}
@@ -102,12 +102,12 @@ def test_node_eqns_follow_the_graph_walk_on_a_linen_model():
     for n in ops:
         assert estimates[n.eqns[0]].primitive == n.primitive
     # merged nodes carry every equation they stand for
-    collapsed = V.collapse(g, depth=0)
+    collapsed = collapse.collapse(g, depth=0)
     for node in collapsed.nodes.values():
         if node.kind == "call":
             inside = {e.index for e in estimates if e.is_op and e.index in node.eqns}
             assert inside and len(inside) == len(node.eqns)
-    union = sorted(e for n in V.coarsen(collapsed, "phase").nodes.values() for e in n.eqns)
+    union = sorted(e for n in coarsen.coarsen(collapsed, "phase").nodes.values() for e in n.eqns)
     assert union == sorted(n.eqns[0] for n in ops)
 
 
@@ -117,7 +117,7 @@ def test_rows_name_the_users_line_and_group():
             y = x @ x
         return jnp.sin(y)
     t = traced(f, jnp.ones((8, 8)))
-    rows = C.rows(G.build(t), C.estimate(t.jaxpr))
+    rows = C.rows(build(t), C.estimate(t.jaxpr))
     dot = next(r for r in rows if r.primitive == "dot_general")
     assert dot.group == "attention" and dot.where.startswith("f:")
     assert sum(r.share for r in rows) == pytest.approx(1.0)

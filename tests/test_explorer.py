@@ -492,7 +492,7 @@ def test_an_opened_group_keeps_its_text_legible(grad_view):
     """A group whose equations one by one would draw text under 8 px at cell width (a
     block's backward pass) opens one level: its equations grouped by line, each line
     opened by a click."""
-    from jaxmagic.render import fit
+    from jaxmagic.render import size as S
     from jaxmagic.render.jaxpr import _text_px
 
     w = JaxprExplorer(grad_view)
@@ -504,11 +504,11 @@ def test_an_opened_group_keeps_its_text_legible(grad_view):
                and re.fullmatch(r"block #0 · backward", r["title"]))
     group = x.graph.nodes[int(key[1:])].group
     whole = x.view.view_of(x.opened | {group}, frozenset(x.by_line) - x.boxed, x.boxed)
-    assert _text_px(x.view.layout_of(x.view.dot(whole)).svg) < fit.MIN_TEXT_PX
+    assert _text_px(x.view.layout_of(x.view.dot(whole)).svg) < S.MIN_TEXT_PX
     click(w, key)
     assert w.status == "opened block #0 · backward" and group in x.by_line
     assert w.focus == f"cluster_{group}"      # the page zooms to it and scrolls to it
-    assert _text_px(w.svg.encode()) >= fit.MIN_TEXT_PX
+    assert _text_px(w.svg.encode()) >= S.MIN_TEXT_PX
     lines = [k for k, r in w.table.items() if r["click"] == "lines"
              and x.graph.nodes[int(k[1:])].cluster == group]
     assert lines

@@ -5,16 +5,18 @@ from collections import defaultdict
 import pytest
 from equinox_gan import MODELS
 
-from jaxmagic.core import views as V
+from jaxmagic.graph import model as G
+from jaxmagic.graph import repeats
 
 
 def _folded(view):
-    return [V.series_title(c) for c in V.fold(view.full).clusters.values() if c.repeat > 1]
+    return [repeats.series_title(c) for c in repeats.fold(view.full).clusters.values()
+            if c.repeat > 1]
 
 
 def _top(view):
     """The titles of the groups directly inside the traced function's own call, folded."""
-    g = V.fold(view.full)
+    g = repeats.fold(view.full)
     roots = {i for i, c in g.clusters.items() if c.parent is None and not c.backward}
     return [c.title for c in g.clusters.values() if c.parent in roots]
 
@@ -85,9 +87,9 @@ def test_a_haiku_transformer_layer_of_ten_calls_folds(ip):
     grad = ip.run_line_magic("jaxpr", "-o jax.grad(hloss)(hparams, jax.random.key(1), hx)")
     forward = [t for t in _folded(grad) if "backward" not in t]
     assert forward == [f"{LAYER} ×5"], _folded(grad)
-    inside = [c for c in V.fold(grad.full).clusters.values()
+    inside = [c for c in repeats.fold(grad.full).clusters.values()
               if c.title.startswith(LAYER) and not c.backward]
-    assert sorted(V.series_title(c) for c in inside) == [LAYER, f"{LAYER} ×5"]
+    assert sorted(repeats.series_title(c) for c in inside) == [LAYER, f"{LAYER} ×5"]
 
 
 MINIBATCH = """
@@ -328,9 +330,9 @@ def test_a_block_stacked_in_a_sequential_keeps_its_own_sequential(ip):
     block is drawn as when it is called alone."""
     pytest.importorskip("flax")
     assert ip.run_cell(NNX_BLOCKS).success
-    alone = V.fold(ip.run_line_magic("jaxpr", "-o one(x8)").full)
+    alone = repeats.fold(ip.run_line_magic("jaxpr", "-o one(x8)").full)
     (root,) = [i for i, c in alone.clusters.items() if c.parent is None]
-    stacked = V.fold(ip.run_line_magic("jaxpr", "-o stack(x8)").full)
+    stacked = repeats.fold(ip.run_line_magic("jaxpr", "-o stack(x8)").full)
     (block,) = [i for i, c in stacked.clusters.items() if c.parent is None]
     assert stacked.clusters[block].title == "Block ×3"
     assert _tree(stacked, block) == _tree(alone, root), _tree(stacked, block)
@@ -430,11 +432,11 @@ def test_a_conv_with_another_stride_is_no_repeat(ip):
     stride, padding, dimensions) is part of the structure; its constants are not."""
     assert ip.run_cell(ENCODER).success
     view = ip.run_line_magic("jaxpr", "-o enc_t.apply(enc_p, jnp.ones((2, 16, 16, 16)))")
-    g = V.fold(view.full)
+    g = repeats.fold(view.full)
     series = {c.title: c.id for c in g.clusters.values() if c.repeat > 1}
     assert list(series) == ["enc → relu ×2"], series
     first = next(c for c in g.clusters.values() if c.title == "enc_1")
-    assert series["enc → relu ×2"] not in V.ancestors(g, first.id)
+    assert series["enc → relu ×2"] not in G.ancestors(g, first.id)
 
 
 LOOPS = """

@@ -6,7 +6,7 @@ from jax import lax
 from jax.sharding import PartitionSpec as P
 
 import jaxmagic
-from jaxmagic.core import views as V
+from jaxmagic.graph import coarsen, collapse, passes, repeats
 
 
 def full(f, *args, **kw):
@@ -190,12 +190,12 @@ def test_collapsed_by_default_and_expandable():
         return jnp.sin(x) + jnp.cos(x)
 
     view = jaxmagic.trace(lambda x: inner(x) * 2, jnp.ones(3))
-    g = V.collapse(view.full, depth=0)
+    g = collapse.collapse(view.full, depth=0)
     calls = [n for n in g.nodes.values() if n.kind == "call"]
     assert [n.title for n in calls] == ["jit: inner"] and calls[0].count == 3
-    assert len(V.collapse(view.full, depth=None).clusters) == 1
-    assert [c.title for c in V.collapse(view.full, 0, expand=["inner"]).clusters.values()] == [
-        "jit: inner"]
+    assert len(collapse.collapse(view.full, depth=None).clusters) == 1
+    opened = collapse.collapse(view.full, 0, expand=["inner"])
+    assert [c.title for c in opened.clusters.values()] == ["jit: inner"]
     assert view.num_equations == 5      # the jit equation, its 3, and mul
 
 
@@ -209,7 +209,7 @@ def test_identical_layers_roll_up():
             x = layer(x)
         return x
 
-    g = V.collapse(full(net, jnp.ones(4)), depth=0)
+    g = collapse.collapse(full(net, jnp.ones(4)), depth=0)
     calls = [n for n in g.nodes.values() if n.kind == "call"]
     assert [n.title for n in calls] == ["jit: layer ×16"]
     assert calls[0].count == 32
@@ -222,7 +222,7 @@ def test_coarsen_groups_by_line_and_phase():
         return jnp.sum(x)
 
     g = full(jax.grad(loss), jnp.ones((4, 4)), jnp.ones((2, 4)))
-    by_line = V.coarsen(V.fold(g), "line")
+    by_line = coarsen.coarsen(repeats.fold(g), "line")
     groups = [n for n in by_line.nodes.values() if n.kind == "group"]
     assert len(groups) < 10 < len(ops(g))
     assert {n.backward for n in groups} == {True, False}
@@ -254,9 +254,9 @@ def test_phase_view_takes_in_collapsed_calls_and_stays_acyclic():
             x = norm(jnp.tanh(x @ w))
         return jnp.sum(x ** 2)
 
-    g = V.collapse(full(jax.grad(deep), [jnp.eye(4)] * 6, jnp.ones((2, 4))), depth=0)
+    g = collapse.collapse(full(jax.grad(deep), [jnp.eye(4)] * 6, jnp.ones((2, 4))), depth=0)
     assert sum(n.kind == "call" for n in g.nodes.values()) >= 2    # forward and backward
-    phase = V.coarsen(g, "phase")
+    phase = coarsen.coarsen(g, "phase")
     groups = {n.title: n for n in phase.nodes.values() if n.kind not in ("input", "output")}
     assert set(groups) == {"forward", "backward"}
     assert groups["forward"].eqns and groups["backward"].eqns
@@ -301,8 +301,8 @@ def test_phase_view_of_a_train_step_puts_the_update_after_the_backward_pass():
     def step(w, x):
         return w - 0.1 * jax.grad(loss)(w, x)
 
-    phase = V.coarsen(V.collapse(full(step, jnp.ones((4, 4)), jnp.ones((2, 4))), depth=0),
-                      "phase")
+    phase = coarsen.coarsen(
+        collapse.collapse(full(step, jnp.ones((4, 4)), jnp.ones((2, 4))), depth=0), "phase")
     order = {n.id: ["forward", "backward", "after backward"].index(n.title)
              for n in phase.nodes.values() if n.kind == "group"}
     assert sorted(order.values()) == [0, 1, 2]
@@ -318,12 +318,12 @@ def test_a_value_only_the_backward_pass_reads_says_so():
         h = jax.nn.relu(x @ w)
         return jnp.sum(jax.nn.relu(h @ w) ** 2)
 
-    c = V.Collapser(full(jax.grad(net), jnp.ones((4, 4)), jnp.ones((2, 4))))
-    g = V.residuals(c.view({i for i, x in c.g.clusters.items() if not x.backward}))
+    c = collapse.Collapser(full(jax.grad(net), jnp.ones((4, 4)), jnp.ones((2, 4))))
+    g = passes.residuals(c.view({i for i, x in c.g.clusters.items() if not x.backward}))
     masks = [n for n in g.nodes.values() if n.title.startswith("gt") and not n.backward]
     assert masks and all(not any(e.src == n.id for e in g.edges) for n in masks)
-    assert all(V.BACKWARD_ONLY in n.detail for n in masks), [n.detail for n in masks]
-    told = [n for n in g.nodes.values() if V.BACKWARD_ONLY in n.detail]
+    assert all(passes.BACKWARD_ONLY in n.detail for n in masks), [n.detail for n in masks]
+    told = [n for n in g.nodes.values() if passes.BACKWARD_ONLY in n.detail]
     assert {n.id for n in told} == {n.id for n in masks}
 
 
@@ -339,6 +339,6 @@ def test_a_line_nesting_the_same_calls_is_no_loop():
         return x
 
     assert not full(nested, jnp.ones(3)).series
-    folded = V.fold(full(looped, jnp.ones(3)))
-    assert [V.series_title(c) for c in folded.clusters.values() if c.repeat > 1] == \
+    folded = repeats.fold(full(looped, jnp.ones(3)))
+    assert [repeats.series_title(c) for c in folded.clusters.values() if c.repeat > 1] == \
         ["sin(cos(x)) ×3"]

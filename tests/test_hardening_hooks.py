@@ -26,7 +26,8 @@ from hardening.state import GlobalState
 
 import jaxmagic
 from jaxmagic.core import interrupt
-from jaxmagic.render import fit, layout
+from jaxmagic.graph import auto_depth
+from jaxmagic.render import layout
 
 # ---- nothing runs twice -------------------------------------------------------------------
 
@@ -237,7 +238,7 @@ def test_ctrl_c_swallowed_while_the_views_are_built_stops_the_drawing(default_si
     shows the text it has."""
     import jax.numpy as jnp
     view = jaxmagic.trace(_layers, jnp.ones(4)).configure(png=False)
-    with collector_sends_ctrl_c(fit._search) as fired:
+    with collector_sends_ctrl_c(auto_depth._search) as fired:
         bundle = view._repr_mimebundle_()
     assert fired
     assert "layout interrupted (Ctrl-C)" in bundle["text/plain"]

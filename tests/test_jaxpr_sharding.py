@@ -13,11 +13,11 @@ from jax.sharding import PartitionSpec as P
 
 import jaxmagic
 from jaxmagic import _compat
-from jaxmagic.core import views as V
 from jaxmagic.core.compiled import propagation
 from jaxmagic.core.compiled.analysis import analyze
 from jaxmagic.core.target import BoundCall
 from jaxmagic.core.trace import trace
+from jaxmagic.graph import model as G
 
 shard_map = getattr(jax, "shard_map", None) or \
     __import__("jax.experimental.shard_map", fromlist=["shard_map"]).shard_map
@@ -355,7 +355,7 @@ def test_the_default_depth_opens_the_group_holding_a_collective_first():
     assert (c.kind, c.group) == ("all-reduce", "mlp")    # the scope and the call it holds
     (holder,) = [n for n in view.graph.nodes.values() if c.equation in n.eqns]
     assert (holder.kind, holder.primitive) == ("op", "dot_general")
-    assert [view.graph.clusters[k].title for k in V.ancestors(view.graph, holder.cluster)] \
+    assert [view.graph.clusters[k].title for k in G.ancestors(view.graph, holder.cluster)] \
         == ["mlp"]
     assert "all-reduce over" in next(ln for ln in view.dot().splitlines()
                                      if ln.lstrip().startswith(f"n{holder.id} "))

@@ -12,11 +12,11 @@ from test_releases import NEWEST, only_on, per_range
 
 import jaxmagic
 from jaxmagic import _compat
-from jaxmagic.core import graph as G
 from jaxmagic.core.compiled import memory as M
 from jaxmagic.core.compiled.analysis import analyze
 from jaxmagic.core.target import BoundCall
 from jaxmagic.core.trace import trace
+from jaxmagic.graph.build import build
 from jaxmagic.render import html as H
 from jaxmagic.render.memory import Memory, curve_svg
 
@@ -147,7 +147,7 @@ def test_scan_loop_carries_join_to_the_loop_and_inputs():
             return jnp.tanh(x @ w), None
         return (jax.lax.scan(body, x, ws)[0] ** 2).sum()
     t = traced(jax.grad(f), jnp.ones((4, 64, 64)), jnp.ones((32, 64)), names=["ws", "x"])
-    p = M.memory_profile(t, G.build(t), analyze(t))
+    p = M.memory_profile(t, build(t), analyze(t))
     assert p.live and all(b.equation is not None or b.input for b in p.live)
     assert {b.input for b in p.live if b.kind == M.ARGUMENT} == {"ws", "x"}
     assert abs(p.peak_bytes - p.xla_total) <= 0.25 * p.xla_total
@@ -162,7 +162,7 @@ def test_an_argument_jit_drops_leaves_the_others_their_names():
 
     params = {"b": jnp.zeros(128), "w": jnp.ones((33, 128))}
     t = traced(update, 0, params, jnp.ones((64, 8, 1)), names=["step", "params", "x"])
-    p = M.memory_profile(t, G.build(t), analyze(t))
+    p = M.memory_profile(t, build(t), analyze(t))
     named = {b.shape: b.input for b in p.live if b.kind == M.ARGUMENT}
     assert named == {"f32[33,128]": "params['w']", "f32[64,8,1]": "x",
                      "f32[128]": "params['b']"}, named
@@ -320,7 +320,7 @@ def test_a_dump_without_live_ranges_says_so(params):
     t = traced(jax.grad(mlp(False)), *params)
     empty = dataclasses.replace(analyze(t), live_ranges="")
     with pytest.raises(M.MemoryUnavailable, match="held no live ranges"):
-        M.memory_profile(t, G.build(t), empty)
+        M.memory_profile(t, build(t), empty)
 
 
 def test_a_program_xla_cannot_compile_gets_a_note_not_a_traceback():
@@ -404,7 +404,7 @@ def test_cotangents_are_gradients_and_recomputed_is_a_forward_value_again(remat3
     try:
         t = traced(_two_checkpoints(), 1., W, W, X)
         a = analyze(t)
-        p = M.memory_profile(t, G.build(t), a)
+        p = M.memory_profile(t, build(t), a)
     finally:
         if remat3:
             jax.config.update("jax_remat3", before)
@@ -432,7 +432,7 @@ def test_a_computed_value_is_never_named_after_an_input():
     args = jnp.ones(7), jnp.ones((5, 4)), jnp.ones((6, 5)), jnp.ones((7, 6)), jnp.ones(4)
     t = traced(lambda ct, *a: jax.vjp(f, *a)[1](ct), *args)
     a = analyze(t)
-    p = M.memory_profile(t, G.build(t), a)
+    p = M.memory_profile(t, build(t), a)
     from jaxmagic.core.compiled import hlo
     from jaxmagic.core.cost import walk
     program = hlo.parse(a.compiled_text)
@@ -468,7 +468,7 @@ def test_a_buffer_xla_made_without_its_op_name_is_joined_through_its_fusion():
 
     t = traced(jax.grad(loss), jnp.ones((5, 5, 16, 32)), jnp.ones((8, 14, 14, 16)))
     a = analyze(t)
-    p = M.memory_profile(t, G.build(t), a)
+    p = M.memory_profile(t, build(t), a)
     from jaxmagic.core.compiled import hlo
     from jaxmagic.core.cost import walk
     program = hlo.parse(a.compiled_text)
@@ -495,7 +495,7 @@ def test_a_scans_counters_and_copies_are_not_gradients_nor_saved_activations():
     t = traced(lambda ct, *a: jax.vjp(f, *a)[1](ct), jnp.ones((32, 64)),
                jnp.ones((4, 64, 64)), jnp.ones((32, 64)))
     a = analyze(t)
-    p = M.memory_profile(t, G.build(t), a)
+    p = M.memory_profile(t, build(t), a)
     from jaxmagic.core.compiled import hlo
     program = hlo.parse(a.compiled_text)
     entry = program["args_0_.1"].computation
@@ -543,7 +543,7 @@ def test_a_checkpoint_policys_recomputation_holds_no_gradient(remat3):
     try:
         t = traced(lambda ct, *a: jax.vjp(f, *a)[1](ct), *args)
         a = analyze(t)
-        p = M.memory_profile(t, G.build(t), a)
+        p = M.memory_profile(t, build(t), a)
     finally:
         if remat3:
             jax.config.update("jax_remat3", before)

@@ -3,7 +3,8 @@ layers, and its size follows the model's structure, not its depth."""
 import pytest
 from equinox_gan import MODELS
 
-from jaxmagic.core import views as V
+from jaxmagic.graph import coarsen, collapse, repeats
+from jaxmagic.graph import model as G
 
 SETUP = """
 import flax.linen as nn
@@ -189,9 +190,9 @@ def test_linen_blocks_that_differ_only_in_their_dropout_salt_fold(linen):
     view = linen.run_line_magic(
         "jaxpr", "-o Stack().apply(stack_vars, jnp.ones((2, 8)), "
                  "rngs={'dropout': jax.random.key(1)})")
-    g = V.fold(view.full)
+    g = repeats.fold(view.full)
     series = [c for c in g.clusters.values() if c.repeat > 1]
-    assert [(V.series_title(c), c.repeat) for c in series] == [("layer_0 ×4", 4)], \
+    assert [(repeats.series_title(c), c.repeat) for c in series] == [("layer_0 ×4", 4)], \
         [c.title for c in g.clusters.values()]
     # the name Linen gave the block's scope and the class it calls are one group
     assert series[0].detail == ("Block",)
@@ -230,8 +231,8 @@ def test_a_repeat_inside_a_merged_scope_folds_once(linen):
     series = view.full.series
     assert all(first != m for m, (first, k) in series.items() if k), series
     assert len(set(view.full.clusters)) == len(view.full.clusters)
-    folded = [c for c in V.fold(view.full).clusters.values() if c.repeat > 1]
-    assert [V.series_title(c) for c in folded] == \
+    folded = [c for c in repeats.fold(view.full).clusters.values() if c.repeat > 1]
+    assert [repeats.series_title(c) for c in folded] == \
         ["LayerNorm → MultiHeadDotProductAttention → Dropout ×2"]
     assert view.graph.nodes       # drawn
 
@@ -251,7 +252,7 @@ def test_a_pmapped_step_opens_past_the_pmap_plumbing(ip):
     drawn = {n.title: n for n in view.graph.nodes.values() if n.kind in ("call", "group")}
     # the pmapped function's own call is the pmap group (issue 25.4): its lines are drawn
     assert any(t.startswith("total = sum(") for t in drawn), (sorted(drawn), view.notes)
-    plumbing = [n for n in drawn.values() if n.title == V.NO_LINE]
+    plumbing = [n for n in drawn.values() if n.title == coarsen.NO_LINE]
     assert [len(n.eqns) for n in plumbing] == [81], sorted(drawn)
 
 
@@ -307,7 +308,7 @@ def test_an_optimizer_calling_a_schedule_back_stays_one_group(ip, rate):
     assert len(update) == 1, sorted({c.title for c in full.clusters.values()})
     if rate == "schedule":
         inside = [c for c in full.clusters.values() if c.label == "schedule"]
-        assert inside and all(update[0].id in V.ancestors(full, c.id) for c in inside)
+        assert inside and all(update[0].id in G.ancestors(full, c.id) for c in inside)
     loose = [n for n in view.graph.nodes.values() if n.kind == "op" and n.cluster is None]
     assert not loose, [n.title for n in loose]
     assert "Block_1 ×3" in {c.title for c in view.graph.clusters.values()}, view.text()
@@ -495,7 +496,7 @@ def test_equations_hoisted_out_of_a_scan_stay_in_the_function_that_runs_it(linen
     assert tops == ["train_step", "train_step · backward"], tops
     cells = [c for c in full.clusters.values() if c.label == "LSTMCell_0.scan_fn"]
     assert cells and all(any(full.clusters[a].label == "forward_lstm"
-                             for a in V.ancestors(full, c.id)) for c in cells)
+                             for a in G.ancestors(full, c.id)) for c in cells)
     drawn_tops = {c.title for c in view.graph.clusters.values() if c.parent is None}
     assert "LSTMCell_0.scan_fn" not in drawn_tops, view.text()
 
@@ -868,12 +869,13 @@ def test_the_automatic_view_laid_out_fits_the_width_it_was_chosen_for(ip):
     re-choice that lost the model. Every estimate is unsure until a layout confirms it:
     where the chosen view, laid out, is too wide, the search ends on the last view in
     its opening order that fits, and goes on from there."""
-    from jaxmagic.render import fit
+    from jaxmagic.graph import auto_depth
+    from jaxmagic.render import size as S
 
     ip.run_cell("import optax\n" + IMAGENET)
     view = ip.run_line_magic("jaxpr", "-o p_train_step(state, batch)")
     for width in range(950, 1300, 50):
-        chosen = fit.choose(view.folded, view.view_of, width, view._measure)
+        chosen = auto_depth.choose(view.folded, view.view_of, width, S.estimate, view._measure)
         real = view._measure(view.view_of(*chosen))
         assert real.width_pt <= width, (width, real.width_pt)
 
@@ -948,17 +950,19 @@ def test_the_calls_around_the_path_make_room_for_its_next_group(ip):
     `encoderdecoderblock ×4`, no longer fit (the picture stopped at `decoder`). Where the
     next group on the path fits only with the calls around it drawing their own equations
     as one box, it opens that way: at a width between the two, the block is drawn."""
-    from jaxmagic.render import fit
+    from jaxmagic.graph import auto_depth
+    from jaxmagic.render import size as S
 
     ip.run_cell(LM1B)
     view = ip.run_line_magic("jaxpr", "-o train_step(state, batch, jax.random.key(1))")
     named = {c.title: c.id for c in view.folded.clusters.values()}
     lm, decoder = named["TransformerLM"], named["decoder"]
-    around = set(V.ancestors(view.folded, decoder)) | set(V.opened_at(view.folded, 0))
+    around = set(G.ancestors(view.folded, decoder)) | set(collapse.opened_at(view.folded, 0))
     as_is = view._measure(view.view_of(around)).width_pt
     room = view._measure(view.view_of(around, whole=frozenset({lm}))).width_pt
     assert room < as_is, (room, as_is)          # the two `gt`s side by side take width
-    chosen = fit.choose(view.folded, view.view_of, (room + as_is) / 2, view._measure)
+    chosen = auto_depth.choose(view.folded, view.view_of, (room + as_is) / 2, S.estimate,
+                               view._measure)
     assert decoder in chosen[0] and lm in chosen[2], chosen
 
 
@@ -1009,7 +1013,8 @@ def test_the_traced_functions_own_lines_make_room_for_the_model_last(ip):
     picture opened the `Generator` instead of the model the step trains. The traced
     function's own lines make room too, after every call inside it: at a width the loss
     fits only so, the series opens and the step's lines are one box."""
-    from jaxmagic.render import fit
+    from jaxmagic.graph import auto_depth
+    from jaxmagic.render import size as S
 
     ip.run_cell(GAN)
     view = ip.run_line_magic("jaxpr", "-o step_discriminator(discriminator, generator, "
@@ -1018,11 +1023,12 @@ def test_the_traced_functions_own_lines_make_room_for_the_model_last(ip):
     named = {c.title: c.id for c in view.folded.clusters.values()}
     series = named["Discriminator → optax.sigmoid_binary_cross_entropy ×2"]
     step, loss = named["step_discriminator"], named["compute_grads_discriminator"]
-    around = set(V.ancestors(view.folded, series)) | set(V.opened_at(view.folded, 0))
+    around = set(G.ancestors(view.folded, series)) | set(collapse.opened_at(view.folded, 0))
     loose = view._measure(view.view_of(around, whole=frozenset({loss}))).width_pt
     boxed = view._measure(view.view_of(around, whole=frozenset({loss, step}))).width_pt
     assert boxed < 0.8 * loose, (boxed, loose)      # the lines beside the loss take width
-    chosen = fit.choose(view.folded, view.view_of, (boxed + loose) / 2, view._measure)
+    chosen = auto_depth.choose(view.folded, view.view_of, (boxed + loose) / 2, S.estimate,
+                               view._measure)
     assert series in chosen[0] and step in chosen[2], chosen
     assert named["Discriminator"] in chosen[0], chosen
 
@@ -1093,9 +1099,9 @@ def test_an_rnn_cell_a_library_unrolls_is_drawn_open(ip):
     scans = [c.id for c in g.clusters.values() if c.kind == "scan"]
     assert scans, sorted(c.title for c in g.clusters.values())
     inside = [c.label for c in g.clusters.values()
-              if any(s in V.ancestors(g, c.id)[:-1] for s in scans)] + \
+              if any(s in G.ancestors(g, c.id)[:-1] for s in scans)] + \
         [n.title for n in g.nodes.values() if n.cluster in g.clusters
-         and any(s in V.ancestors(g, n.cluster) for s in scans)]
+         and any(s in G.ancestors(g, n.cluster) for s in scans)]
     assert {"lstm", "lstm_1"} <= set(inside), inside
     from jaxmagic.render.jaxpr import _text_px
     assert _text_px(view.svg().encode()) >= 8
@@ -1120,24 +1126,26 @@ def test_library_steps_stay_closed_until_the_models_block_is_drawn(ip):
     """Issue 25.2: Haiku's ResNet50 step, too wide to open `res_net50` to its blocks,
     opened `optax.smooth_labels` and `optax.softmax_cross_entropy` instead. A loss's
     library helpers, the optimizer and JAX's functions wait for the model's block."""
-    from jaxmagic.render import fit
+    from jaxmagic.graph import auto_depth
+    from jaxmagic.render import size as S
     ip.run_cell(LOSS_HELPERS)
     view = ip.run_line_magic("jaxpr", "-o train_step(params, opt_state, x, y)")
     folded = view.folded
     ids = {c.title: c.id for c in folded.clusters.values()}
-    base = V.opened_at(folded, 0)
+    base = collapse.opened_at(folded, 0)
 
     def width(*titles):
-        return fit.estimate(view.view_of(base | {ids[t] for t in titles})).width_pt
+        return S.estimate(view.view_of(base | {ids[t] for t in titles})).width_pt
 
     helper = max(width("loss_fn"), width("loss_fn", "optax.smooth_labels"))
     model = width("loss_fn", "Net")
     assert helper < model       # the helper fits where the model does not
     titles = {folded.clusters[c].title for c in
-              fit.choose(folded, view.view_of, (helper + model) / 2)[0]}
+              auto_depth.choose(folded, view.view_of, (helper + model) / 2, S.estimate)[0]}
     assert "loss_fn" in titles and "Net" not in titles
     assert not {t for t in titles if t.startswith("optax.")}, titles
-    titles = {folded.clusters[c].title for c in fit.choose(folded, view.view_of, 2 * model)[0]}
+    titles = {folded.clusters[c].title
+              for c in auto_depth.choose(folded, view.view_of, 2 * model, S.estimate)[0]}
     assert {"Net", "optax.smooth_labels"} <= titles      # the block drawn, they may open
 
 
@@ -1168,17 +1176,17 @@ def test_the_path_makes_room_as_far_as_the_models_block(ip):
     """Issue 25.2: the path's own lines boxed (`_rooms`) make room for the path to reach
     the model's block; inside the block (ResNet50's `conv → batchnorm → relu ×2` within
     `block_1 ×5`) every such trial was laid out in vain, 12 of the step's 28 layouts."""
-    from jaxmagic.render import fit
+    from jaxmagic.graph import auto_depth
     ip.run_cell(BLOCKS_OF_LAYERS)
     folded = ip.run_line_magic("jaxpr", "-o jax.grad(deep.apply)(params, x)").folded
-    tree = fit._tree(folded)
+    tree = auto_depth._tree(folded)
     ids = {c.title: c.id for c in folded.clusters.values()}
     block, layers = ids["Block_0 ×3"], ids["Dense → relu ×2"]
     assert {block, layers} <= tree.path and {block, layers} <= set(tree.repeated)
 
     def room(c):
         every = set(folded.clusters) - {c}
-        return [sure for *_, sure in fit._ways_to_open(tree, c, every, frozenset(),
+        return [sure for *_, sure in auto_depth._ways_to_open(tree, c, every, frozenset(),
                                                          frozenset()) if sure]
 
     assert room(block) and not room(layers)
@@ -1190,13 +1198,13 @@ def test_a_backward_group_waits_for_its_own_instance_forward(ip):
     closed (bench_legibility's NNX MLP step; here with a dropout between them)."""
     from test_real_models import NNX_STEP
 
-    from jaxmagic.render import fit
+    from jaxmagic.graph import auto_depth
     ip.run_cell("import optax\nfrom flax import nnx\nx, y = jnp.ones((4, 3)), jnp.ones((4, 2))")
     ip.run_cell(NNX_STEP)
     view = ip.run_line_magic("jaxpr", "-o train_step(model, optimizer, x, y)")
     folded = view.folded
     title = {c.id: c.title for c in folded.clusters.values()}
-    twins = {title[b]: sorted(title[f] for f in fs) for b, fs in fit._twins(folded).items()}
+    twins = {title[b]: sorted(title[f] for f in fs) for b, fs in auto_depth._twins(folded).items()}
     assert twins["Linear #1 · backward"] == ["Linear #1"]
     assert twins["Linear #0 · backward"] == ["Linear #0"]
     assert twins["MLP · backward"] == ["MLP"]
@@ -1242,15 +1250,15 @@ def test_a_model_that_repeats_nothing_is_reached_through_the_calls_doing_the_wor
     width), so no path led to it: the step's own lines were never boxed to make room,
     and the U-Net stayed one closed box at 12 px. The path follows the call that holds
     most of the user's work: the step's loss, then the loss's model."""
-    from jaxmagic.render import fit
+    from jaxmagic.graph import auto_depth
     assert ip.run_cell(UNET).success
     view = ip.run_line_magic("jaxpr", "-o unet_step(unet, unet_opt, jnp.ones((2, 8, 8, 1)), 0.3)")
     folded = view.folded
-    tree = fit._tree(folded)
+    tree = auto_depth._tree(folded)
     assert not tree.repeated
     assert sorted(folded.clusters[c].title for c in tree.path) == \
         ["TinyUNet", "loss_fn", "unet_step"]
     model = next(c.id for c in folded.clusters.values() if c.title == "TinyUNet")
     every = set(folded.clusters) - {model}
-    assert [sure for *_, sure in fit._ways_to_open(tree, model, every, frozenset(),
+    assert [sure for *_, sure in auto_depth._ways_to_open(tree, model, every, frozenset(),
                                                      frozenset()) if sure]

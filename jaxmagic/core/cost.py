@@ -22,8 +22,9 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 from .. import _compat
-from .graph import COLLECTIVES, NO_DATA, ancestors
-from .views import series_title
+from ..graph.build import COLLECTIVES, NO_DATA
+from ..graph.model import ancestors
+from ..graph.repeats import series_title
 
 # Primitives that move or reinterpret data without arithmetic.
 MOVEMENT = frozenset({
@@ -243,7 +244,7 @@ def rows(graph: Any, estimates: list[EqnCost], seconds: dict[int, float] | None 
 def _group_name(graph: Any, chain: tuple[int, ...], series: bool = False) -> str:
     """"layer #3 › attention": the chain's titles below the traced function itself (level
     0, the whole program, is no group to name); with `series`, each call of a repeated
-    series under the series' title, "layer ×16 › attention", as `views.fold` draws it."""
+    series under the series' title, "layer ×16 › attention", as `repeats.fold` draws it."""
     def title(c: int) -> str:
         if not series or c not in graph.series:
             return graph.clusters[c].title

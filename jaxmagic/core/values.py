@@ -18,7 +18,7 @@ with a body (JAX 0.7's `xla_pmap`, a kernel) runs as it is and only its outputs 
 summarised. An integer division makes no NaN where
 its divisor is 0, so what it returned there is summarised too (`Flow.by_zero`).
 
-Equations are numbered in the walk order of `core.graph.build`, so every summary finds its
+Equations are numbered in the walk order of `graph.build`, so every summary finds its
 node and edge on the drawn graph (`Edge.value`).
 """
 from __future__ import annotations
@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _compat
-from .graph import CALLS, bodies
+from ..graph.build import CALLS, bodies
 
 # the fields of a summary row
 N, NAN, PINF, NINF, ZERO, FINITE, SUM, M2, MIN, MAX, BAD_AT, NAN_AT = range(12)
@@ -408,7 +408,7 @@ class Walk:
     # -- values --------------------------------------------------------------------------
 
     def record(self, frame: _Frame, vid: tuple, x: Any) -> _Entry:
-        from .graph import aval_str
+        from ..graph.build import aval_str
 
         aval = _compat.aval_of(x) if hasattr(x, "shape") else None
         self.avals[vid] = (aval_str(aval) if aval is not None else type(x).__name__,

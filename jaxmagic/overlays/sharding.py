@@ -48,4 +48,3 @@ def compute(ctx: Context, flag: str):
 
 OVERLAY = Overlay("collectives", (Flag("sharding", HELP),), compute,
                   needs=frozenset({TRACE, ANALYSIS}), prepare=prepare)
-

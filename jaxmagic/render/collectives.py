@@ -10,7 +10,7 @@ from collections import Counter, defaultdict
 from typing import Iterator
 
 from ..core.compiled.collectives import Collective
-from ..core.graph import Graph
+from ..graph.model import Graph
 from . import html as H
 from .marks import Result
 from .text import visible

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ..core.cost import CostRow, is_communication
-from ..core.graph import Graph
+from ..graph.model import Graph
 from . import html as H
 from .marks import Result
 from .text import visible

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
-from ..core.graph import Graph, Node
+from ..graph.model import Graph, Node
 
 FONT = "DejaVu Sans,Helvetica,Arial,sans-serif"
 # font sizes (pt): the smallest decides how far a drawing may shrink to fit the cell

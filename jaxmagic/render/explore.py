@@ -15,11 +15,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..core import graph as G
-from ..core import views as V
 from ..core.errors import is_cell
-from . import fit
+from ..graph import model as G
+from ..graph.collapse import opened_at
 from . import jaxpr as J
+from .size import MIN_TEXT_PX
 
 SEARCH_OPENS = 20      # matches whose groups a search opens; the rest are only counted
 
@@ -60,7 +60,7 @@ class Exploration:
         self.folded: G.Graph = view.folded
         drawn = view.graph
         # the traced function's own call is open, as the picture draws it: as no box
-        self.opened = V.opened_at(self.folded, 0)
+        self.opened = opened_at(self.folded, 0)
         if drawn.grouping in ("equation", "line") or not drawn.clusters:
             self.opened |= {c for c in drawn.clusters if c in self.folded.clusters}
         # else the static picture coarsened past its budgets: start from the top
@@ -158,7 +158,7 @@ class Exploration:
         walk = sorted(nodes, key=lambda n: n.eqns[:1] or (-1,))
         first = [n.cluster for n in walk[:SEARCH_OPENS] if n.cluster is not None] + [
             c.parent for c in clusters[:SEARCH_OPENS] if c.parent is not None]
-        wanted = {a for c in first for a in V.ancestors(self.folded, c)}
+        wanted = {a for c in first for a in G.ancestors(self.folded, c)}
         lines = {c for c in first if c in self.by_line}
         found = len(nodes) + len(clusters)
         shown = min(found, SEARCH_OPENS)
@@ -182,7 +182,7 @@ class Exploration:
         self.by_line = (self.by_line | grouped) - set(lines_of)
         g = self._graph()
         if clusters and (len(g.nodes) > self.view.max_nodes or legible and
-                         self._text_px(g) < fit.MIN_TEXT_PX):
+                         self._text_px(g) < MIN_TEXT_PX):
             self.by_line |= clusters
             lined = self._graph()
             if len(lined.nodes) < len(g.nodes):
@@ -203,7 +203,7 @@ class Exploration:
 
     def _inside(self, cluster: int) -> set[int]:
         return {c for c in self.folded.clusters
-                if cluster in V.ancestors(self.folded, c)[:-1]}
+                if cluster in G.ancestors(self.folded, c)[:-1]}
 
     def _eqns_in(self, cluster: G.Cluster) -> set[int]:
         inside = self._inside(cluster.id) | {cluster.id}

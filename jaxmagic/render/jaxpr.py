@@ -1,14 +1,14 @@
 """`JaxprView`: a traced jaxpr, grouped by its call tree, drawn at the finest level that
 fits the budgets.
 
-The default depth is chosen for legibility (`fit.choose`): calls open while the drawing's
-smallest text stays ≥ 8 px at cell width (a call too big to open shows its lines).
-Repeats are always folded, per-leaf copies too, and many-leaf arguments are records. Past
-the budgets the view coarsens: the requested depth, then the automatic one (a shallower
-call tree), then grouped by function, then by forward/backward phase. A level is skipped
-when it has more than `max_nodes` nodes, its layout overruns `layout_timeout` or its text
-would shrink below 8 px; each skip leaves a one-line note. Without any renderer the view
-is text plus DOT source.
+The default depth is chosen for legibility (`graph.auto_depth.choose`): calls open while
+the drawing's smallest text stays ≥ 8 px at cell width (a call too big to open shows its
+lines). The graph's passes (`graph.passes`) always fold repeats, per-leaf copies too, and
+draw many-leaf arguments as records. Past the budgets the view coarsens: the requested
+depth, then the automatic one (a shallower call tree), then grouped by function, then by
+forward/backward phase. A level is skipped when it has more than `max_nodes` nodes, its
+layout overruns `layout_timeout` or its text would shrink below 8 px; each skip leaves a
+one-line note. Without any renderer the view is text plus DOT source.
 """
 from __future__ import annotations
 
@@ -20,10 +20,13 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..core import collector, interrupt
-from ..core import graph as G
-from ..core import views as V
-from . import fit, layout
+from ..graph import auto_depth, passes
+from ..graph import model as G
+from ..graph.collapse import Collapser, holding
+from ..graph.collapse import opened_at as opened_at_depth
 from . import html as H
+from . import layout
+from . import size as S
 from .dot import crowded as crowded_ends
 from .dot import to_dot
 from .text import to_text, visible
@@ -75,7 +78,7 @@ def depth_of(depth: int | str | None) -> int | str | None:
 def group_path(g: G.Graph, cluster: int) -> str:
     """A group's titles from the outermost call down, `model/block ×6/jit: _std`: the
     exact name `--expand '=…'` takes."""
-    return "/".join(g.clusters[c].title for c in V.ancestors(g, cluster))
+    return "/".join(g.clusters[c].title for c in G.ancestors(g, cluster))
 
 
 def typed(name: str) -> str:
@@ -104,9 +107,9 @@ def named_groups(g: G.Graph, names: Iterable[str]) -> set[int]:
 def opened_at(g: G.Graph, depth: int | None, names: Iterable[str] = ()) -> set[int]:
     """The groups drawn open at `depth` (None: all, -1: none) and those `names` name
     (`--expand`, `--lines`, `--box`), with every group around them."""
-    opened = V.opened_at(g, depth)
+    opened = opened_at_depth(g, depth)
     for c in named_groups(g, names):
-        opened.update(V.ancestors(g, c))
+        opened.update(G.ancestors(g, c))
     return opened
 
 
@@ -181,50 +184,36 @@ class JaxprView:
 
     @cached_property
     def folded(self) -> G.Graph:
-        """Repeats folded, many-leaf arguments as records: the same at every depth."""
-        return V.records(V.lanes(V.fold(self.full)))
+        """Repeats folded, many-leaf arguments as records: the same at every depth
+        (`passes.PASSES`, stage "folded")."""
+        return passes.run(self.full, "folded")
 
     @cached_property
-    def _collapser(self) -> V.Collapser:
-        return V.Collapser(self.folded)
+    def _collapser(self) -> Collapser:
+        return Collapser(self.folded)
 
     def view_of(self, opened: set[int], by_line: frozenset[int] = frozenset(),
                 whole: frozenset[int] = frozenset(), by: str | None = None) -> G.Graph:
         """The folded graph with `opened` clusters drawn open (those in `by_line` with
         their own equations grouped by source line, those in `whole` as one box beside
-        their calls), coarsened `by` function or phase.
-        Coarsening comes before the drawing's touches (stubs, quieted locations), so
-        groups are named by the locations the touches hide."""
-        g = self._collapser.view(opened)
-        if self.group == "line":
-            g = V.coarsen(g, "line")
-        else:
-            if by_line:
-                g = V.coarsen(g, "line", within=set(by_line))
-            if whole:
-                g = V.coarsen(g, "function", within=set(whole))
-        if by is not None:
-            g = V.coarsen(g, by)
-        g = V.quiet_where(V.residuals(V.unroot(g)))
+        their calls), coarsened `by` function or phase: `passes.PASSES`, stage "view"."""
         # an overlay that marks each argument (`--sharding`: its sharding, its gather, its
         # resharded edges) draws every argument's edge of its own
         marked = any(r.marks_inputs for r in self._results)
-        crowded = crowded_ends(g, many=None if marked else 3)
-        g = V.pack(V.stubs(g, packed=crowded), crowded)
-        g.whole = frozenset(whole) if self.group != "line" and by is None else frozenset()
-        g.by_line = frozenset(by_line) if self.group != "line" and by is None else frozenset()
-        return g
+        return passes.run(self.folded, "view", passes.ViewOptions(
+            opened, by_line, whole, by, self.group, self._collapser,
+            lambda g: crowded_ends(g, many=None if marked else 3)))
 
     def _choose(self, width_pt: float, layouts: int = 3) -> tuple[set[int], frozenset[int],
                                                                   frozenset[int]]:
         """The automatic depth within `width_pt`, laying out at most `layouts` trials."""
-        return fit.choose(self.folded, self.view_of, width_pt, self._measure, layouts,
-                          first=self._focus_groups)
+        return auto_depth.choose(self.folded, self.view_of, width_pt, S.estimate,
+                                 self._measure, layouts, first=self._focus_groups)
 
     def _auto(self, width_pt: float, layouts: int = 3) -> G.Graph:
         return self.view_of(*self._choose(width_pt, layouts))
 
-    def _measure(self, g: G.Graph) -> fit.Size | None:
+    def _measure(self, g: G.Graph) -> S.Size | None:
         """The real drawing's size, or None past 1 s: laid out without a PNG (it takes
         twice as long to render as the layout and is wanted only of the drawing shown)."""
         dot = self.dot(g)
@@ -233,7 +222,7 @@ class JaxprView:
                 dot, min(1.0, self.layout_timeout), self.renderer) or 0.0)
         except (layout.LayoutTimeout, layout.NoRenderer, RuntimeError):
             return None
-        return fit.Size(width, fit.estimate(g).ranks)
+        return S.Size(width, S.estimate(g).ranks)
 
     def layout_of(self, dot: str, timeout: float | None = None,
                   png: bool = False) -> layout.Drawing:
@@ -265,15 +254,15 @@ class JaxprView:
             # with their equations one by one, not grouped by line (a coarser level
             # follows when that does not stay legible or runs past the ranks a reader
             # can follow)
-            auto = self._choose(fit.max_width_pt())
+            auto = self._choose(S.max_width_pt())
             named = opened_at(self.folded, -1, self._named) | self._focus_groups
             if not named <= auto[0] or named & (auto[1] | auto[2]) or not lines <= auto[1] \
                     or not boxes <= auto[2]:
                 g = self.view_of(auto[0] | named, (auto[1] - named) | lines,
                                  (auto[2] - named - lines) | boxes)
-                if self._named or fit.estimate(g).ranks <= fit.MAX_RANKS:
+                if self._named or S.estimate(g).ranks <= auto_depth.MAX_RANKS:
                     yield g, None
-        auto = auto or self._choose(fit.max_width_pt())
+        auto = auto or self._choose(S.max_width_pt())
         yield self.view_of(*auto), self._auto
         yield self.view_of(*auto, by="function"), None
         yield self.view_of(*auto, by="phase"), None
@@ -283,7 +272,7 @@ class JaxprView:
         """The groups around the equations the overlays point at (`focus()`: those that
         run collectives, `--sharding`), opened first."""
         eqns = [e for r in self._results for e in r.focus()]
-        return V.holding(self.folded, eqns) if eqns else set()
+        return holding(self.folded, eqns) if eqns else set()
 
     def _title(self, g: G.Graph) -> str:
         n = self.num_equations
@@ -299,7 +288,7 @@ class JaxprView:
             with interrupt.ctrl_c_noted(), collector.paused():   # the views' building
                 return self._draw(notes, start)                  # too, not only layouts
         except KeyboardInterrupt:     # as %jit_compare: stop, and show what there is
-            g = self.view_of(V.opened_at(self.folded, 0))
+            g = self.view_of(opened_at_depth(self.folded, 0))
             return _Drawn(g, self.dot(g), None, None, "none",
                           notes + ["layout interrupted (Ctrl-C); showing text"],
                           time.perf_counter() - start)
@@ -317,26 +306,26 @@ class JaxprView:
             try:
                 d = self.layout_of(dot, self.layout_timeout, self.png)
                 small = _text_px(d.svg)
-                budget = fit.max_width_pt()
+                budget = S.max_width_pt()
                 for tries in range(4 if retry is not None else 0):
-                    if small >= fit.MIN_TEXT_PX:
+                    if small >= S.MIN_TEXT_PX:
                         break
                     # the estimate was short: budget by the measured ratio and lay out
                     # again, a few times, and at last the collapsed call tree: a legible
                     # call-tree view is kept before any coarser family
-                    ratio = fit.estimate(g).width_pt / (_svg_width(d.svg) * 3 / 4)
+                    ratio = S.estimate(g).width_pt / (_svg_width(d.svg) * 3 / 4)
                     budget = 0.0 if tries == 3 else min(budget * ratio * 0.95,
                                                         budget * 0.9)
                     g = retry(budget, 0)
                     dot = self.dot(g)
                     d = self.layout_of(dot, self.layout_timeout, self.png)
                     small = _text_px(d.svg)
-                if small < fit.MIN_TEXT_PX and g.grouping != "phase":
+                if small < S.MIN_TEXT_PX and g.grouping != "phase":
                     # `--expand`, `--lines`, `--box`: drawn as asked
                     named = bool(self._named) and retry is None
                     coarser = self.depth == "auto" and not named or retry is None and \
                         g.grouping != "equation" and not (self.lines or self.boxes)
-                    notes.append(f"text {small:.1f} px at {fit.CELL_PX} px wide"
+                    notes.append(f"text {small:.1f} px at {S.CELL_PX} px wide"
                                  + _level_text(g) + ("; drawing a coarser view"
                                                      if coarser else ""))
                     if coarser:
@@ -529,7 +518,7 @@ def _over(below: dict, above: dict) -> dict:
 
 def _text_px(svg: bytes) -> float:
     """The drawing's smallest text on screen when scaled to the cell width."""
-    return fit.Size((_svg_width(svg) or 0) * 3 / 4, 0).text_px()
+    return S.Size((_svg_width(svg) or 0) * 3 / 4, 0).text_px()
 
 
 def _kept(cache: dict, key: Any, make: Any) -> Any:

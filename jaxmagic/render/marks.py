@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
-    from ..core.graph import Graph
+    from ..graph.model import Graph
 
 
 class Result:

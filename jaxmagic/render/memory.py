@@ -19,7 +19,7 @@ from ..core.compiled.memory import (
     UNATTRIBUTED,
     MemoryProfile,
 )
-from ..core.graph import Graph
+from ..graph.model import Graph
 from . import html as H
 from .costs import EMPHASIS, TOP_LEVEL, _chain, _columns, fill, fill_legend_html
 from .marks import Result

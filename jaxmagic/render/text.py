@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from ..core.graph import Graph
+from ..graph.model import Graph
 
 
 def to_text(g: Graph, title: str = "") -> str:

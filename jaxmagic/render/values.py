@@ -14,8 +14,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ..core import nonfinite
-from ..core.graph import CALLS, Cluster, Graph, Node
 from ..core.values import BOOL, FLOAT, INTEGER, KEY, Equation, Flow, Summary
+from ..graph.build import CALLS
+from ..graph.model import Cluster, Graph, Node
 from . import html as H
 from .costs import EMPHASIS, _chain, _columns
 from .marks import Result

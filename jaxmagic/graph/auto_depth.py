@@ -1,146 +1,35 @@
-"""How big a graph will be drawn, and the automatic depth that keeps its text legible.
+"""The automatic depth: which groups a drawing opens so that its text stays legible at
+the cell's width and its height within what a reader follows.
 
-A drawing is scaled down to the cell width, so its smallest text on screen is
-`font pt · 4/3 · min(1, cell px / SVG px)`. `estimate` predicts the SVG's width and rank
-count from the graph alone (label sizes, a layering like dot's, each group a box over its
-ranks), within ±15% of dot on the benchmark's models, so `choose` can try every expansion
-without running Graphviz (a layout costs 50-100 ms, and a search may try thirty), laying
-out only the one or two closest calls; the caller lays out the chosen view and, when it
-came out too wide, chooses again with a budget scaled by the measured ratio.
+`choose` opens one group at a time from the collapsed call tree, the user's model
+first, each only while the drawing fits. Whether a trial fits is told by an estimate of
+its size, handed in (`render.size.estimate`: this package draws nothing), so every
+expansion is tried without running Graphviz (a layout costs 50-100 ms, and a search may
+try thirty), laying out only the one or two closest calls; the caller lays out the
+chosen view and, when it came out too wide, chooses again with a budget scaled by the
+measured ratio.
 """
 from __future__ import annotations
 
 import re
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 from ..core import calltree, interrupt
-from ..core import graph as G
-from ..core import views as V
-from . import dot as D
+from .coarsen import NO_LINE
+from .collapse import opened_at
+from .model import Cluster, Graph, ancestors
 
-CELL_PX = 940         # measured: a graph's drawn width in nbconvert's page at 1100 px
-MIN_TEXT_PX = 8.0
 MAX_RANKS = 70        # taller than this and the reader loses the thread; coarsen instead
-_CHAR_PT = D._CHAR_PT
 
 
-@dataclass
-class Size:
-    width_pt: float
-    ranks: int
-
-    def text_px(self, cell_px: float = CELL_PX) -> float:
-        """Smallest text on screen when drawn at `cell_px` wide."""
-        return D.SMALLEST_PT * 4 / 3 * min(1.0, cell_px / (self.width_pt * 4 / 3 or 1))
+def fits(width_pt: float, ranks: int, budget_pt: float) -> bool:
+    """Whether a drawing this wide and tall stays legible within `budget_pt`."""
+    return width_pt <= budget_pt and ranks <= MAX_RANKS
 
 
-def max_width_pt(cell_px: float = CELL_PX) -> float:
-    """The widest SVG (in points) whose smallest text stays ≥ MIN_TEXT_PX."""
-    return cell_px * (D.SMALLEST_PT * 4 / 3 / MIN_TEXT_PX) * 3 / 4
-
-
-def _ranks(g: G.Graph) -> dict[int, int]:
-    """Longest-path layering (Kahn's order; nodes on a cycle go after their inputs), then
-    each node other than an argument moved down to just above its first use where its
-    uses outnumber its inputs, as `dot`'s network simplex places stubs, constants and
-    residuals; arguments first, results last (as `to_dot` ranks them)."""
-    indeg = {i: 0 for i in g.nodes}
-    succ: dict[int, list[int]] = defaultdict(list)
-    for e in g.edges:
-        succ[e.src].append(e.dst)
-        indeg[e.dst] += 1
-    sources = [i for i, d in indeg.items() if d == 0]
-    fanin = dict(indeg)
-    rank = {i: 0 for i in g.nodes}
-    ready, order, done = list(sources), [], set()
-    while len(order) < len(g.nodes):
-        if not ready:     # a cycle (lines grouped around a call): enter it where it is fed
-            ready.append(min((i for i in g.nodes if i not in done), key=lambda i: indeg[i]))
-        i = ready.pop()
-        order.append(i)
-        done.add(i)
-        for j in succ[i]:
-            if j in done:
-                continue
-            rank[j] = max(rank[j], rank[i] + 1)
-            indeg[j] -= 1
-            if indeg[j] == 0:
-                ready.append(j)
-    for i in reversed(order):     # pulled down to its uses where they outnumber its inputs
-        if succ[i] and g.nodes[i].kind != "input" and len(succ[i]) >= fanin[i]:
-            rank[i] = max(rank[i], min(rank[j] for j in succ[i]) - 1, 1)
-    # to_dot puts arguments first and results last, each in rows of bounded width
-    ends = [n for n in g.nodes.values() if n.cluster not in g.clusters]
-    in_rows = D.end_rows([n for n in ends if n.kind == "input"])
-    out_rows = D.end_rows([n for n in ends if n.kind == "output"])
-    shift = max(len(in_rows) - 1, 0)
-    rank = {i: r + shift for i, r in rank.items()}
-    last = max(rank.values(), default=0) + 1
-    for k, row in enumerate(in_rows):
-        rank.update({n.id: k for n in row})
-    for k, row in enumerate(out_rows):
-        rank.update({n.id: last + k for n in row})
-    return rank
-
-
-def _common(g: G.Graph, a: int | None, b: int | None) -> int | None:
-    """The innermost drawn cluster holding both `a` and `b` (None: the top)."""
-    chain = set()
-    while a in g.clusters:
-        chain.add(a)
-        a = g.clusters[a].parent
-    while b in g.clusters and b not in chain:
-        b = g.clusters[b].parent
-    return b if b in g.clusters else None
-
-
-def estimate(g: G.Graph) -> Size:
-    """Width as `dot` draws clusters: each a box spanning its members' ranks, so sibling
-    boxes that share a rank stand side by side, and a box is as wide as its widest rank."""
-    rank = _ranks(g)
-    rows: dict[int | None, dict[int, float]] = defaultdict(lambda: defaultdict(float))
-    for n in g.nodes.values():
-        c = n.cluster if n.cluster in g.clusters else None
-        rows[c][rank[n.id]] += D.node_width(n) + 18          # nodesep 0.25 in
-    for e in g.edges:
-        if D.labelled(g, e) or e.reshard:
-            n = g.nodes[e.dst]
-            c = n.cluster if n.cluster in g.clusters else None
-            text = max(len(e.label) if D.labelled(g, e) else 0, len(e.reshard))
-            rows[c][rank[e.dst]] += text * D.EDGE_PT * _CHAR_PT * 0.6
-        # a long edge passes each rank in between as a thin virtual node
-        c = _common(g, g.nodes[e.src].cluster, g.nodes[e.dst].cluster)
-        for r in range(rank[e.src] + 1, rank[e.dst]):
-            rows[c][r] += 18
-    children: dict[int | None, list[int]] = defaultdict(list)
-    for c in g.clusters.values():
-        children[c.parent if c.parent in g.clusters else None].append(c.id)
-
-    def box(c: int | None) -> tuple[float, int, int]:
-        """(width, first rank, last rank) of cluster `c` (None: the whole drawing)."""
-        row = rows[c]
-        for child in children[c]:
-            w, lo, hi = box(child)
-            for r in range(lo, hi + 1):
-                row[r] += w + 16
-        if not row:
-            return 0.0, 0, -1
-        width = max(row.values())
-        if c is not None:
-            title = g.clusters[c].title
-            width = max(width, len(title) * D.CLUSTER_PT * _CHAR_PT) + 16
-        return width, min(row), max(row)
-
-    width, _, _ = box(None)
-    return Size(width, max(rank.values(), default=0) + 1)
-
-
-def fits(size: Size, width_pt: float) -> bool:
-    return size.width_pt <= width_pt and size.ranks <= MAX_RANKS
-
-
-def _within(g: G.Graph, c: int, children: dict) -> list[int]:
+def _within(g: Graph, c: int, children: dict) -> list[int]:
     """`c` and every cluster inside it."""
     out = [c]
     for child in children[c]:
@@ -148,14 +37,14 @@ def _within(g: G.Graph, c: int, children: dict) -> list[int]:
     return out
 
 
-def _mostly_calls(c: G.Cluster, ops: int, lines: int) -> bool:
+def _mostly_calls(c: Cluster, ops: int, lines: int) -> bool:
     """A train step whose own lines (a mask, a learning-rate schedule: a dozen equations
     beside thousands in its calls) would take the picture's width from the model: drawn a
     box per line."""
     return ops >= 8 and lines > 1 and c.num_equations >= 20 * ops
 
 
-def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 3,
+def choose(folded: Graph, draw, width_pt: float, estimate, measure=None, layouts: int = 3,
            first: set[int] = frozenset()) -> tuple[set[int], frozenset[int], frozenset[int]]:
     """(clusters to open, those of them whose own equations are grouped by source line,
     those whose own equations are one box beside their calls):
@@ -168,20 +57,21 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
     than stay one box (`_ways_to_open`: a repeated transformer layer shows its five
     lines; a loss too wide for its lines shows the model it calls).
 
-    The estimate decides clear cases; `measure(graph) -> Size | None` (a real layout)
-    decides at most `layouts` close ones, where the estimate's error (measured: ±15%, up
-    to 35%; twice the real width where a train step's lines and stubs share a rank) could
-    turn the answer: up to twice the budget for the first, then within 25% of it once
-    scaled by the last measurement's ratio to its estimate.
+    `estimate(graph)`, a size (`.width_pt`, `.ranks`: `render.size.estimate`), decides
+    clear cases; `measure(graph)`, a size or None (a real layout), decides at most
+    `layouts` close ones, where the estimate's error (measured: ±15%, up to 35%; twice
+    the real width where a train step's lines and stubs share a rank) could turn the
+    answer: up to twice the budget for the first, then within 25% of it once scaled by
+    the last measurement's ratio to its estimate.
 
     `first` (clusters with their ancestors: those holding a collective) open before any
     other, where they fit.
     """
     tree = _tree(folded)
-    opened = V.opened_at(folded, 0)
+    opened = opened_at(folded, 0)
     by_line = frozenset(c for c in opened if _mostly_calls(folded.clusters[c], tree.own[c],
                                                             len(tree.lines[c])))
-    trials = _Trials(draw, width_pt, measure, layouts)
+    trials = _Trials(draw, width_pt, estimate, measure, layouts)
     view = (opened, by_line, frozenset())
     if first and trials.fits(opened | first, by_line, frozenset()):
         view = (opened | first, by_line, frozenset())
@@ -195,7 +85,7 @@ def choose(folded: G.Graph, draw, width_pt: float, measure=None, layouts: int = 
 _SEARCHES = 3     # a search that backed off goes on from where it landed, this many times
 
 
-def _tree(folded: G.Graph) -> "_Tree":
+def _tree(folded: Graph) -> "_Tree":
     """What `choose` knows of `folded`'s call tree (`_Tree`)."""
     children: dict[int | None, list[int]] = defaultdict(list)
     for c in folded.clusters.values():
@@ -206,7 +96,7 @@ def _tree(folded: G.Graph) -> "_Tree":
         lines[n.cluster].add(n.where)
         own[n.cluster] += n.kind == "op"
     spread = {c: len(set().union(*(lines[d] for d in _within(folded, c, children)))
-                     - {"", V.NO_LINE}) for c in folded.clusters}
+                     - {"", NO_LINE}) for c in folded.clusters}
     model = _model(folded, children)
     repeated = _repeated(folded, model)
     return _Tree(folded, children, lines, own, model, _path(folded, model, repeated, children),
@@ -218,7 +108,7 @@ class _Tree:
     """What `choose` knows of the call tree: each cluster's children, own lines and own
     equations' count, the model's clusters, the path to its repeated block, each
     backward group's twins, the model's repeated blocks."""
-    g: G.Graph
+    g: Graph
     children: dict
     lines: dict
     own: dict
@@ -243,13 +133,13 @@ class _Tree:
         if _jax_own(self.g.clusters[c], self.model):
             return True
         return c not in self.model and c not in self.path and bool(self.repeated) and \
-            not any(set(V.ancestors(self.g, b)[:-1]) <= opened for b in self.repeated)
+            not any(set(ancestors(self.g, b)[:-1]) <= opened for b in self.repeated)
 
     def within_block(self, c: int) -> bool:
         """Whether `c` is a part of a repeated block of the model (a module's call, not a
         period of several calls such as a GAN's `Discriminator → loss ×2`)."""
         return any(a in self.repeated and not self.g.clusters[a].period
-                   for a in V.ancestors(self.g, c)[:-1])
+                   for a in ancestors(self.g, c)[:-1])
 
 
 def _search(tree: _Tree, view: tuple, trials: "_Trials") -> tuple[tuple, bool]:
@@ -298,7 +188,7 @@ def _ways_to_open(tree: "_Tree", c: int, opened: set[int], by_line: frozenset[in
     if core is not None:
         yield opened | {c, core}, by_line, whole, \
             [k for k in children if k != core] + tree.children[core], False
-    if len(lines) > 1 or (lines <= {"", V.NO_LINE} and children):
+    if len(lines) > 1 or (lines <= {"", NO_LINE} and children):
         yield opened | {c}, by_line | {c}, whole, children, False
     if len(lines) > 1 and children:
         yield opened | {c}, by_line, whole | {c}, children, False
@@ -317,7 +207,7 @@ def _rooms(tree: "_Tree", c: int, opened: set[int], by_line: frozenset[int],
     (lm1b's `TransformerLM` and its mask's `gt`s), then with the traced function's own
     lines too, which say most of the step (an Equinox GAN step's labels and zeros
     beside the loss that calls its `Discriminator`)."""
-    top, *inner = V.ancestors(tree.g, c)[:-1] or [None]
+    top, *inner = ancestors(tree.g, c)[:-1] or [None]
     room = frozenset(a for a in inner if _loose(tree, a, opened, by_line, whole))
     if room:
         yield room
@@ -345,20 +235,21 @@ class _Trials:
     ends on the last view in its opening order that does (never coarser than one it
     measured legible), and goes on from there (`choose`)."""
 
-    def __init__(self, draw, width_pt: float, measure, layouts: int):
+    def __init__(self, draw, width_pt: float, estimate, measure, layouts: int):
         self.draw, self.width_pt, self.measure, self.layouts = draw, width_pt, measure, layouts
+        self.estimate = estimate
         self.laid: list[tuple[tuple, float, bool]] = []     # (view, ratio, fits)
         self.unsure = False
-        self._drawn: dict[tuple, tuple[G.Graph, Size]] = {}
+        self._drawn: dict[tuple, tuple[Graph, Any]] = {}
 
-    def _drawing(self, view: tuple) -> tuple[G.Graph, Size]:
+    def _drawing(self, view: tuple) -> tuple[Graph, Any]:
         """(the graph `view` draws, its estimated size), each view made once: a search
         that backed off re-tries the groups it tried (a third of a ResNet50 step's 110
         trial views were repeats, each 10 ms of its 6,924 equations)."""
         key = (frozenset(view[0]), view[1], view[2])
         if key not in self._drawn:
             g = self.draw(*view)
-            self._drawn[key] = g, estimate(g)
+            self._drawn[key] = g, self.estimate(g)
         return self._drawn[key]
 
     def _ratio(self, view: tuple) -> float | None:
@@ -373,19 +264,19 @@ class _Trials:
         return any(not ok and v[0] <= view[0] and view[1] <= v[1] and view[2] <= v[2]
                    for v, _, ok in self.laid)
 
-    def _close(self, size: Size, ratio: float | None) -> bool:
+    def _close(self, size: Any, ratio: float | None) -> bool:
         """Whether the estimate's error could turn the answer (see `choose`)."""
         w = self.width_pt
         if ratio is None:
             return w * 0.75 < size.width_pt < w * 2
         return w * 0.75 < size.width_pt * ratio < w * 1.25
 
-    def _lay_out(self, view: tuple, g: G.Graph, size: Size) -> bool | None:
+    def _lay_out(self, view: tuple, g: Graph, size: Any) -> bool | None:
         """Whether `view` (drawn `g`, estimated `size`) fits laid out; None: no layout."""
         real = self.measure(g)
         if real is None:
             return None
-        ok = fits(real, self.width_pt)
+        ok = fits(real.width_pt, real.ranks, self.width_pt)
         self.laid.append((view, real.width_pt / (size.width_pt or 1), ok))
         return ok
 
@@ -406,7 +297,7 @@ class _Trials:
                 if ok:          # laid out as a whole: what it holds is confirmed
                     self.unsure = False
                 return ok
-        ok = fits(Size(size.width_pt * (ratio or 1.0), size.ranks), self.width_pt)
+        ok = fits(size.width_pt * (ratio or 1.0), size.ranks, self.width_pt)
         self.unsure = self.unsure or ok
         return ok
 
@@ -428,7 +319,7 @@ class _Trials:
         return views[lo], False
 
 
-def _order(c: G.Cluster, model: set[int], path: set[int], twins: dict,
+def _order(c: Cluster, model: set[int], path: set[int], twins: dict,
            spread: int) -> tuple:
     """The user's model first, by tiers, each biggest first:
     0. the forward calls on the path to the model's repeated block (`_path`);
@@ -454,21 +345,21 @@ def _order(c: G.Cluster, model: set[int], path: set[int], twins: dict,
 _JAX_CALLS = ("jit", "custom_jvp", "custom_vjp", "custom_lin", "remat")
 
 
-def _jax_own(c: G.Cluster, model: set[int]) -> bool:
+def _jax_own(c: Cluster, model: set[int]) -> bool:
     """JAX's own functions (`jit: _where`, `custom_jvp: relu`, `jit: log_softmax`): no
     call of the user's code or a model inside, no library call: they stay one box at the
     automatic depth (a click or `--expand` opens them)."""
     return c.kind in _JAX_CALLS and c.id not in model and not c.library
 
 
-def _path(g: G.Graph, model: set[int], repeated: list[G.Cluster], children: dict) -> set[int]:
+def _path(g: Graph, model: set[int], repeated: list[Cluster], children: dict) -> set[int]:
     """The model's repeated blocks (`_repeated`; in a scan, the model's calls it repeats)
     and every call around them: the path from the traced function to the model's
     structure. A model that repeats nothing (a U-Net's blocks all differ in width) is
     reached through the calls that hold the step's work (`_workhorse`)."""
     out: set[int] = set()
     for c in repeated:
-        out.update(V.ancestors(g, c.id))
+        out.update(ancestors(g, c.id))
         if c.kind == "scan":
             out.update(k for k in children[c.id] if k in model)
     if not repeated:
@@ -480,26 +371,26 @@ def _path(g: G.Graph, model: set[int], repeated: list[G.Cluster], children: dict
     return out
 
 
-def _workhorse(g: G.Graph, c: int, calls: list[int]) -> int | None:
+def _workhorse(g: Graph, c: int, calls: list[int]) -> int | None:
     """Of the user's calls in `c` (its model's, its own functions'), the one that holds
     most of their work, if it holds most of it: a train step's loss, the loss's model."""
     return _holding(g, calls, sum(g.clusters[k].num_equations for k in calls), 0.5)
 
 
-def _repeated(g: G.Graph, model: set[int]) -> list[G.Cluster]:
+def _repeated(g: Graph, model: set[int]) -> list[Cluster]:
     """The model's repeated blocks (`_blocks`) and scans over its calls (an RNN's cell
     under `hk.dynamic_unroll`)."""
     return _blocks(g, model) + [c for c in g.clusters.values() if c.kind == "scan"
                                 and c.id in model and not c.backward]
 
 
-def _blocks(g: G.Graph, model: set[int]) -> list[G.Cluster]:
+def _blocks(g: Graph, model: set[int]) -> list[Cluster]:
     """The model's repeated blocks: its forward series, folded (`Block ×4`)."""
     return [c for c in g.clusters.values() if c.repeat > 1 and c.id in model
             and not c.backward]
 
 
-def model_blocks(g: G.Graph) -> list[str]:
+def model_blocks(g: Graph) -> list[str]:
     """The titles of a folded graph's model blocks (`_blocks`): what the default picture
     should reach (a benchmark's check)."""
     children: dict[int | None, list[int]] = defaultdict(list)
@@ -508,7 +399,7 @@ def model_blocks(g: G.Graph) -> list[str]:
     return sorted({c.title for c in _blocks(g, _model(g, children))})
 
 
-def _model(g: G.Graph, children: dict) -> set[int]:
+def _model(g: Graph, children: dict) -> set[int]:
     """The clusters that are, or hold, the user's code or a model's module: a recorded
     call or named scope (not a call into a library's functions, whatever it calls back),
     and any jit, scan, cond, remat or pmap with one of those inside."""
@@ -528,7 +419,7 @@ def _model(g: G.Graph, children: dict) -> set[int]:
     return out
 
 
-def _twins(g: G.Graph) -> dict[int, set[int]]:
+def _twins(g: Graph) -> dict[int, set[int]]:
     """Each backward cluster → the forward clusters it mirrors: the same calls from the
     top, by instance where a call has one (NNX's `Linear #1 · backward` mirrors `Linear
     #1`, not `Linear #0`), else by label (without Linen's `_3` suffix: a folded series
@@ -537,7 +428,7 @@ def _twins(g: G.Graph) -> dict[int, set[int]]:
     call of its own)."""
     def key(c: int, exact: bool) -> tuple:
         out = []
-        for a in V.ancestors(g, c):
+        for a in ancestors(g, c):
             x = g.clusters[a]
             if x.period:
                 continue
@@ -555,13 +446,13 @@ def _twins(g: G.Graph) -> dict[int, set[int]]:
             for c in g.clusters.values() if c.backward}
 
 
-def _core(g: G.Graph, c: int, children: list[int]) -> int | None:
+def _core(g: Graph, c: int, children: list[int]) -> int | None:
     """The call that holds nearly all of `c`'s work (Linen's `TransformerLM` around its
     `decoder`, beside a few mask helpers), if one does."""
     return _holding(g, children, g.clusters[c].num_equations, 0.8)
 
 
-def _holding(g: G.Graph, calls: list[int], work: int, share: float) -> int | None:
+def _holding(g: Graph, calls: list[int], work: int, share: float) -> int | None:
     """The biggest of `calls` if it holds more than `share` of `work`, else None."""
     big = max(calls, key=lambda k: g.clusters[k].num_equations, default=None)
     return big if big is not None and g.clusters[big].num_equations > share * work else None
