@@ -22,9 +22,9 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 from .. import _compat
-from ..graph.build import COLLECTIVES, NO_DATA
 from ..graph.model import ancestors
 from ..graph.repeats import series_title
+from .jaxprs import COLLECTIVES, NO_DATA
 
 # Primitives that move or reinterpret data without arithmetic.
 MOVEMENT = frozenset({

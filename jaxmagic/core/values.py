@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _compat
-from ..graph.build import CALLS, bodies
+from .jaxprs import CALLS, bodies
 
 # the fields of a summary row
 N, NAN, PINF, NINF, ZERO, FINITE, SUM, M2, MIN, MAX, BAD_AT, NAN_AT = range(12)
@@ -408,7 +408,7 @@ class Walk:
     # -- values --------------------------------------------------------------------------
 
     def record(self, frame: _Frame, vid: tuple, x: Any) -> _Entry:
-        from ..graph.build import aval_str
+        from .jaxprs import aval_str
 
         aval = _compat.aval_of(x) if hasattr(x, "shape") else None
         self.avals[vid] = (aval_str(aval) if aval is not None else type(x).__name__,

@@ -14,8 +14,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ..core import nonfinite
+from ..core.jaxprs import CALLS
 from ..core.values import BOOL, FLOAT, INTEGER, KEY, Equation, Flow, Summary
-from ..graph.build import CALLS
 from ..graph.model import Cluster, Graph, Node
 from . import html as H
 from .costs import EMPHASIS, _chain, _columns

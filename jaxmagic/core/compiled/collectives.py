@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ... import _compat
-from ...graph.build import COLLECTIVES
 from ..cost import CostRow, estimate, rows
+from ..jaxprs import COLLECTIVES
 from . import hlo, propagation
 from .analysis import Analysis, analyze
 from .profile import flat_args

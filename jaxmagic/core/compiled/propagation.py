@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from ... import _compat
-from ...graph.build import aval_str
 from ..cost import walk
+from ..jaxprs import aval_str
 from ..reshard import Spec, from_partitions, full
 from ..reshard import has_spec as _has_spec
 from . import hlo
