@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .core.errors import is_jax_error, user_frame
 from .core.target import BoundCall
-from .overlays.sharding import graph_and_collectives as _sharding  # noqa: F401 (its old name)
 from .pipeline import costliest_groups as _costliest_groups
 from .pipeline import trace_call
 from .render.errors import ErrorCard
