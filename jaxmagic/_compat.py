@@ -69,26 +69,6 @@ def is_user_file(path: str) -> bool:
                 or "/site-packages/" in path or "/dist-packages/" in path)
 
 
-def _frames(eqn: Any) -> list:
-    """The non-JAX frames that emitted `eqn`, innermost first (JAX skips its own)."""
-    from jax._src import source_info_util
-
-    return [f for f in source_info_util.user_frames(eqn.source_info.traceback)
-            if not f.file_name.startswith(_OWN_DIR)]
-
-
-def user_source(eqn: Any) -> tuple[str, int, str] | None:
-    """(file, line, function) of the user code that emitted `eqn`, if known.
-
-    The innermost frame in the user's own code (a notebook cell, their files): the line
-    that called `nnx.Linear`, not Flax's `__call__` inside it. Where no frame is the
-    user's, the innermost one outside JAX and jaxmagic.
-    """
-    frames = _frames(eqn)
-    frame = next((f for f in frames if is_user_file(f.file_name)), frames[0] if frames else None)
-    return None if frame is None else (frame.file_name, frame.start_line, frame.function_name)
-
-
 def name_stack(eqn: Any) -> str:
     """The eqn's name stack as text, e.g. 'blk' or 'transpose(jvp(blk))'."""
     return str(eqn.source_info.name_stack)

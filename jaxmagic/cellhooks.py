@@ -13,6 +13,7 @@ from typing import Any
 from IPython.display import display
 
 from . import api
+from .render.errors import ErrorCard
 
 
 def x64() -> bool | None:
@@ -128,6 +129,21 @@ class CellHooks:
         display(card)
         try:
             value._jaxmagic_shown = True
+        except AttributeError:
+            pass
+
+    def located(self, exc: Exception, theirs: bool) -> None:
+        """A magic's error (`magic_errors.users_frames`): where in the user's code JAX's
+        error happened, before its traceback; the rule it breaks, or the line, where there
+        is one of theirs (else the error's one line names the magic's, and a card would
+        say the same again)."""
+        if getattr(exc, "_jaxmagic_shown", False):
+            return
+        card = api.error_card(exc, label=self.cell_label)
+        if card is not None and (theirs or not isinstance(card, ErrorCard)):
+            display(card)
+        try:
+            exc._jaxmagic_shown = True      # nor by the shell's handler (`on_exception`)
         except AttributeError:
             pass
 

@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("anywidget")
 
 from jaxmagic.explorer import JaxprExplorer  # noqa: E402
-from jaxmagic.magics import widget_frontend  # noqa: E402
+from jaxmagic.frontend import widget_frontend  # noqa: E402
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
@@ -302,24 +302,23 @@ def test_help_names_the_explorer_setting(ip):
 
 def test_copy_keeps_the_other_options(ip, grad_view):
     """The line keeps what else the user asked for; a quoted name is one value."""
-    from jaxmagic.magics import _static_command
-    from jaxmagic.options import parse_options
+    from jaxmagic.options import parse_options, static_command
 
     magic = ip.magics_manager.registry["JaxMagic"]
     args, expr = parse_options(magic.jaxpr, "--rankdir LR --expand 'block ×4' "
                                             "--cost jax.grad(model)(params, x)")
     assert args.expand == ["block ×4"] and expr == "jax.grad(model)(params, x)"
-    assert _static_command(args, expr, None) == \
+    assert static_command(args, expr, None) == \
         "%jaxpr {options} --rankdir LR --cost jax.grad(model)(params, x)"
     # a cell's: the line form of its final call, which the cell has defined once run
-    assert _static_command(args, expr, "y = x\n" + expr) == \
+    assert static_command(args, expr, "y = x\n" + expr) == \
         "%jaxpr {options} --rankdir LR --cost jax.grad(model)(params, x)"
-    assert _static_command(args, "f(\n  x)", "y = x\nf(\n  x)") == \
+    assert static_command(args, "f(\n  x)", "y = x\nf(\n  x)") == \
         "%%jaxpr {options} --rankdir LR --cost\ny = x\nf(\n  x)"
     view = ip.run_line_magic("jaxpr", "-o --expand 'block ×4' jax.grad(model)(params, x)")
     assert any(c.title == "block ×4" for c in view.graph.clusters.values())
     args, expr = parse_options(magic.jaxpr, "--sharding --memory f(x)")
-    assert _static_command(args, expr, None) == "%jaxpr {options} --sharding --memory f(x)"
+    assert static_command(args, expr, None) == "%jaxpr {options} --sharding --memory f(x)"
 
 
 def test_group_by_line_has_nothing_to_click_open(ip, grad_view):

@@ -230,12 +230,17 @@ def test_profile_charges_measured_time_to_the_collective(ip):
 def test_a_collectives_time_leaves_the_equation_it_was_joined_to():
     """The profiler joins the all-reduce's instruction to the second matmul; `apart`
     takes exactly what that charged the matmul and gives the collective its own row."""
-    from jaxmagic.api import _sharding
     from jaxmagic.core.compiled.collectives import apart, charge_time
     from jaxmagic.core.compiled.profile import cost_rows
+    from jaxmagic.graph.build import build
+    from jaxmagic.overlays import Context
+    from jaxmagic.overlays.sharding import compute, prepare
 
     t = trace(BoundCall(mlp, mlp_args(), {}, ["x", "w1", "w2"], {}, "mlp(x, w1, w2)"))
-    graph, found, _ = _sharding(t)
+    ctx = Context(t)                    # --sharding alone, as the pipeline runs it
+    prepare(ctx, "sharding")
+    ctx.graph = graph = build(t, **ctx.graph_options)
+    found = compute(ctx, "sharding")
     before, measured, problem = cost_rows(t, graph, True)
     assert problem is None, problem
     (c,) = found.rows

@@ -396,6 +396,11 @@ def test_non_call_target(sh):
     assert "usage: %%jit_compare" in str(res.error_in_exec)
     res, _ = run(sh, "%jit_compare -n 0 norm(X)")
     assert isinstance(res.error_in_exec, UsageError)
+    # the usage line is the options `%jit_compare?` lists, on one line, then the call
+    assert str(res.error_in_exec).splitlines()[1] == (
+        "usage: %jit_compare [-n N] [-r R] [--budget SECONDS] [--no-eager] "
+        "[--static-argnums I,J] [--static-argnames A,B] [--donate-argnums I,J] "
+        "[--checkify] [-o] F(ARGS...)")
 
 
 def test_function_raising_is_located(sh):

@@ -42,7 +42,7 @@ def help_text(ip) -> str:
 def test_an_overlay_is_one_registration(ip, tally, monkeypatch):
     pytest.importorskip("anywidget")
     import jaxmagic.explorer as E
-    from jaxmagic.magics import JaxMagic
+    import jaxmagic.frontend as F
 
     ip.run_cell("def f(x):\n    y = jnp.sin(x)\n    return y * 2\nx = jnp.ones(3)")
     assert "--tally" in help_text(ip) and "count the equations" in help_text(ip)
@@ -55,7 +55,7 @@ def test_an_overlay_is_one_registration(ip, tally, monkeypatch):
     assert view.configure(depth=0, rankdir="LR").tally is view.tally
 
     shown = []     # the explorer the magic shows, in a frontend that runs widgets
-    monkeypatch.setattr(JaxMagic, "_explorable", lambda self, view: True)
+    monkeypatch.setattr(F, "widget_frontend", lambda shell: "jupyter")
     monkeypatch.setattr(E, "show", shown.append)
     ip.run_line_magic("jaxpr", "--tally --cost f(x)")
     (explorer,) = shown

@@ -25,11 +25,6 @@ def aval_text(x: Any) -> str:
     return f"{dtype.name if isinstance(dtype, np.dtype) else dtype}[{shape}]"
 
 
-def holds_arrays(tree: Any) -> bool:
-    """Whether a JAX or NumPy array is among `tree`'s leaves (what Equinox donates)."""
-    return any(isinstance(x, (jax.Array, np.ndarray)) for x in jax.tree_util.tree_leaves(tree))
-
-
 def nbytes(tree: Any) -> int:
     """Bytes of a tree's array leaves (a typed key counts its key data)."""
     return sum(int(getattr(x, "nbytes", 0) or np.asarray(x).nbytes)
@@ -130,5 +125,5 @@ def map_leaves(args: tuple, kwargs: dict, static_nums: set, static_names: set,
     return tuple(args), kwargs
 
 
-__all__ = ["as_traced", "aval_text", "copy", "donated_arguments", "holds_arrays", "map_leaves",
-           "nbytes", "shard_text", "spans"]
+__all__ = ["as_traced", "aval_text", "copy", "donated_arguments", "map_leaves", "nbytes",
+           "shard_text", "spans"]

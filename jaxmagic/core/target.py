@@ -13,10 +13,6 @@ from . import libraries
 from .arguments import param_names
 from .errors import TARGET_FILE
 
-USAGE_LINE = "{magic} F(ARGS...)  — F is traced with those arguments"
-USAGE_CELL = ("%%{magic}\n...cell...\nF(ARGS...)  — the cell runs as usual; "
-              "its final expression must be a call")
-
 
 class TargetError(ValueError):
     """The source holds no call to act on; the message says what was found instead."""

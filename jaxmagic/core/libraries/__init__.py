@@ -11,6 +11,9 @@ import sys
 import types
 from typing import Any, Callable
 
+import jax
+import numpy as np
+
 from ... import _compat
 
 
@@ -60,13 +63,16 @@ def resolved(opts: dict, args: tuple, kwargs: dict) -> dict:
     as the array arguments it donates (`donate_argnums` and `donate_argnames`)."""
     if "donate_from" not in opts:
         return opts
-    from ..donation import holds_arrays
-
     out = {k: v for k, v in opts.items() if k != "donate_from"}
     out["donate_argnums"] = tuple(i for i, x in enumerate(args)
-                                  if i >= opts["donate_from"] and holds_arrays(x))
-    out["donate_argnames"] = tuple(k for k, x in kwargs.items() if holds_arrays(x))
+                                  if i >= opts["donate_from"] and _holds_arrays(x))
+    out["donate_argnames"] = tuple(k for k, x in kwargs.items() if _holds_arrays(x))
     return out
+
+
+def _holds_arrays(tree: Any) -> bool:
+    """Whether a JAX or NumPy array is among `tree`'s leaves (what Equinox donates)."""
+    return any(isinstance(x, (jax.Array, np.ndarray)) for x in jax.tree_util.tree_leaves(tree))
 
 
 def cached_arguments(f: Any) -> tuple[Callable, tuple] | None:
