@@ -19,7 +19,8 @@ summarised. An integer division makes no NaN where
 its divisor is 0, so what it returned there is summarised too (`Flow.by_zero`).
 
 Equations are numbered in the walk order of `core.graph.build`, so every summary finds its
-node and edge on the drawn graph (`Edge.value`).
+node and edge on the drawn graph (`Edge.value`). The rows' reductions are
+`core.summary_rows`'; the data read back from them, `core.flow`'s.
 """
 from __future__ import annotations
 
