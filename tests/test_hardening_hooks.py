@@ -343,11 +343,11 @@ def sigint_once_running(code) -> tuple[threading.Thread, list]:
 def test_ctrl_c_during_timing(ip, default_sigint):
     """%jit_compare stops its timing loop once the call running returns, and shows what
     it measured: from the Ctrl-C on it takes less than a comparison of one call."""
-    from jaxmagic.core import timing
+    from jaxmagic.core import timeloop
 
     one = one_comparison(ip)
     before = GlobalState.take(ip)
-    sender, sent = sigint_once_running(timing._loop.__code__)
+    sender, sent = sigint_once_running(timeloop._loop.__code__)
     r, cap = run(ip, "%jit_compare --budget 30 slowish(m0)")
     stopped = time.perf_counter()
     sender.join()

@@ -306,8 +306,8 @@ def test_a_division_by_a_bodys_own_argument_has_its_cause(ip, case):
 
 
 def test_a_cause_whose_inputs_were_not_all_summarised_says_so_and_guesses_nothing():
+    from jaxmagic.core.flow import Equation, Flow, Summary
     from jaxmagic.core.nonfinite import cause
-    from jaxmagic.core.values import Equation, Flow, Summary
 
     zero, nan = Summary("f32[2]", "float", 2, zeros=2, finite=2), \
         Summary("f32[2]", "float", 2, nan=2)

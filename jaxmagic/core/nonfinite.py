@@ -18,7 +18,7 @@ from typing import Callable
 
 import numpy as np
 
-from .values import Equation, Flow, Summary
+from .flow import Equation, Flow, Summary
 
 _FLOATS = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
 NAN, PINF, NINF = "NaN", "+Inf", "−Inf"

@@ -81,7 +81,7 @@ def clean_miss(msg: str) -> str:
     """Drop the header's call site when it is jaxmagic's own line, keep the reason."""
     lines = msg.splitlines()
     head = lines[0] if lines else msg
-    if "jaxmagic" in head or "timing.py" in head:
+    if any(own in head for own in ("jaxmagic", "timing.py", "timeloop.py")):
         head = "TRACING CACHE MISS"
     head = re.sub(r" costing [\d.]+ ms because:?$", ":", head)
     return "\n".join([head] + [ln for ln in lines[1:]])

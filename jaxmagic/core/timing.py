@@ -23,19 +23,17 @@ what was measured so far. Plain data out, no IPython.
 from __future__ import annotations
 
 import functools
-import math
 import re
-import statistics
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import jax
 import numpy as np
 
 from .. import _compat
-from . import collector, donation, interrupt, libraries
+from . import donation, interrupt, libraries
 from .arguments import (
     ArgCall,
     JitArgumentError,
@@ -48,95 +46,11 @@ from .arguments import (
     static_positions,
 )
 from .compiled import hlo
-from .outputs import LeafDiff, abs_diff, compare_outputs, nudge, same
+from .jit_measurement import DEFAULT_BUDGET, JitMeasurement, hints, unstable_hash_note
+from .outputs import abs_diff, compare_outputs, nudge, same
 from .retraces import CacheMisses, clean_miss
+from .timeloop import Timer, blocker, median_spread
 from .trace import idle_call, kinds
-
-DEFAULT_BUDGET = 1.5     # seconds of timing loops (eager + steady jit) per measurement
-DEFAULT_REPEAT = 7       # as %timeit
-MAX_DONATION_COPIES_BYTES = 256 * 2**20
-
-
-@dataclass
-class JitMeasurement:
-    """Everything `%jit_compare` measured. Times are seconds (per call where a rate)."""
-
-    name: str = ""
-    backend: str = ""
-    # eager (op by op)
-    eager_s: float | None = None          # steady median per call
-    eager_spread_s: float | None = None   # std. dev. across repeats (as %timeit)
-    eager_first_s: float | None = None    # first call, warm-up included
-    eager_loops: int = 0
-    eager_repeats: int = 0
-    eager_runs: list = field(default_factory=list)   # per-call time of each repeat
-    # first jit call, split
-    trace_s: float | None = None
-    lower_s: float | None = None
-    compile_s: float | None = None
-    first_call_s: float | None = None     # the first real call after compiling
-    # steady jit
-    jit_s: float | None = None
-    jit_spread_s: float | None = None
-    jit_loops: int = 0
-    jit_repeats: int = 0
-    jit_runs: list = field(default_factory=list)
-    speedup: float | None = None          # eager_s / jit_s
-    # why nothing was timed: jit cannot compile the call (JAX's error), or it runs no JAX
-    # operation or returns no array (then there is no speedup to measure or result to match)
-    verdict: str = ""
-    # results
-    results_match: bool | None = None
-    max_abs_diff: float | None = None
-    max_rel_diff: float | None = None
-    leaves: list = field(default_factory=list)        # LeafDiff per output leaf
-    eager_varies: bool | None = None      # eager results changed between calls
-    jit_varies: bool | None = None
-    hints: list = field(default_factory=list)         # likely causes of a difference
-    # tracing
-    traces: int = 0                       # times the function was traced under jit
-    retrace_reasons: list = field(default_factory=list)
-    static_notes: list = field(default_factory=list)  # static args mutated / unhashable
-    eager_retraces: int = 0               # jit cache misses during steady eager calls
-    eager_retrace_reasons: list = field(default_factory=list)
-    # options in effect
-    static_argnums: tuple = ()
-    static_argnames: tuple = ()
-    donate_argnums: tuple = ()
-    donate_argnames: tuple = ()
-    unwrapped_jit: bool = False           # the target was already jitted
-    pmapped: bool = False                 # the target is a jax.pmap: compiled as given
-    # donation: [{"name", "shape", "bytes", "leaves", "unusable", "usable"}]
-    donated: list = field(default_factory=list)
-    donation_warning: str = ""
-    # cost and memory analyses (None where the backend does not say)
-    flops: float | None = None
-    transcendentals: float | None = None
-    bytes_accessed: float | None = None
-    argument_bytes: int | None = None
-    output_bytes: int | None = None
-    temp_bytes: int | None = None
-    alias_bytes: int | None = None
-    code_bytes: int | None = None
-    # run
-    budget_s: float = DEFAULT_BUDGET
-    total_s: float | None = None
-    interrupted: str | None = None        # phase in which Ctrl-C arrived
-    notes: list = field(default_factory=list)
-
-    @property
-    def compile_total_s(self) -> float | None:
-        parts = [t for t in (self.trace_s, self.lower_s, self.compile_s) if t is not None]
-        return sum(parts) if parts else None
-
-    @property
-    def break_even_calls(self) -> float | None:
-        """Calls after which compiling has paid for itself (None when jit is not faster)."""
-        c = self.compile_total_s
-        if c is None or self.eager_s is None or self.jit_s is None or self.pmapped:
-            return None           # (a pmap compiles too: no compile to pay back)
-        gain = self.eager_s - self.jit_s
-        return c / gain if gain > 0 else None
 
 
 def _hash_or_none(x: Any):
@@ -144,151 +58,6 @@ def _hash_or_none(x: Any):
         return hash(x)
     except Exception:
         return None
-
-
-# ---- timing ----------------------------------------------------------------------------
-
-
-def _blocker(out: Any) -> Callable:
-    if isinstance(out, jax.Array):
-        return type(out).block_until_ready
-    return jax.block_until_ready
-
-
-def _loop(fn: Callable, args: tuple, kwargs: dict, n: int, block: Callable) -> float:
-    __tracebackhide__ = True
-    timer = time.perf_counter
-    if kwargs:
-        t0 = timer()
-        for _ in range(n):
-            block(fn(*args, **kwargs))
-        return timer() - t0
-    t0 = timer()
-    for _ in range(n):
-        block(fn(*args))
-    return timer() - t0
-
-
-def _loop_fresh(fn: Callable, prepared: list, block: Callable) -> float:
-    """Each call gets its own copies of the donated arguments (made before timing)."""
-    __tracebackhide__ = True
-    timer = time.perf_counter
-    t0 = timer()
-    for args, kwargs in prepared:
-        block(fn(*args, **kwargs))
-    return timer() - t0
-
-
-def _round_loops(n: float) -> int:
-    """Largest 1-2-5 number <= n (as %timeit's loop counts), at least 1."""
-    if n < 1:
-        return 1
-    k = 10 ** int(math.floor(math.log10(n)))
-    for m in (5, 2, 1):
-        if m * k <= n:
-            return m * k
-    return 1
-
-
-class _Timer:
-    """%timeit-style steady timing of one callable within a time share."""
-
-    def __init__(self, fn, args, kwargs, block, fresh: Callable | None, copy_bytes: int):
-        self.fn, self.args, self.kwargs, self.block = fn, args, kwargs, block
-        self.fresh = fresh            # () -> (args, kwargs) with new donated copies
-        self.copy_bytes = copy_bytes
-
-    def timed(self, n: int) -> float:
-        __tracebackhide__ = True
-        interrupt.stop_if_interrupted()      # one Python dropped: before the next batch
-        if self.fresh is None:
-            return _loop(self.fn, self.args, self.kwargs, n, self.block)
-        prepared = [self.fresh() for _ in range(n)]
-        jax.block_until_ready(prepared)
-        return _loop_fresh(self.fn, prepared, self.block)
-
-    def run(self, share: float, number: int | None, repeat: int | None,
-            runs: list) -> tuple[int, int]:
-        """Fill `runs` with per-call seconds of each repeat; return (loops, repeats).
-
-        Like %timeit: the loop count grows until a batch takes a fair part of a repeat's
-        share of the budget; a call slower than that is timed once per repeat, with as
-        many repeats as the budget holds (unless `repeat` was given).
-        """
-        __tracebackhide__ = True
-        start = time.perf_counter()
-        reps = repeat or DEFAULT_REPEAT
-        with collector.paused():
-            if number is None:
-                per_repeat = share / reps
-                t = self.timed(1)
-                if per_repeat / 5 <= t < per_repeat:
-                    t = min(t, self.timed(1))     # one slow first sample is often noise
-                if t >= per_repeat / 5:
-                    number = max(1, int(per_repeat / t)) if t < per_repeat else 1
-                    if number == 1:
-                        if repeat is None:
-                            reps = max(1, min(reps, int(share / max(t, 1e-9))))
-                        runs.append(t)          # the calibration call is the first repeat
-                else:
-                    n = 1
-                    while t < min(0.02, per_repeat / 5) and n < 10**7:
-                        n *= 4 if t < 0.002 else 2
-                        t = self.timed(n)
-                    left = max(share - (time.perf_counter() - start), share / 2)
-                    number = _round_loops(left / reps / max(t / n, 1e-9))
-            if self.fresh is not None and self.copy_bytes:
-                number = max(1, min(number, MAX_DONATION_COPIES_BYTES // self.copy_bytes))
-            while len(runs) < reps:
-                runs.append(self.timed(number) / number)
-        return number, reps
-
-
-def _summary(runs: list) -> tuple[float | None, float | None]:
-    if not runs:
-        return None, None
-    return statistics.median(runs), (statistics.pstdev(runs) if len(runs) > 1 else 0.0)
-
-
-# ---- results ---------------------------------------------------------------------------
-
-
-def _unstable_hash_note(name: str, traces: int) -> str:
-    """What a static argument whose hash changes each time cost, as measured. Most JAX
-    releases trace the function again on every call; 0.9–0.10 find the trace in their
-    trace cache (its key leaves the static value's hash out), but jit's C++ fast path
-    still misses on every call and dispatches through Python."""
-    head = f"static argument {name} hashes differently each time it is hashed, so "
-    if traces > 1:
-        return head + "jit never finds it in its cache: every call traces the function again"
-    return head + ("jit's fast path misses its cache on every call and dispatches through "
-                   "Python (this JAX's trace cache still matched it: no retrace)")
-
-
-def _hints(m: JitMeasurement) -> list[str]:
-    out = []
-    if m.eager_varies:
-        out.append("the eager results change from call to call: the function reads state "
-                   "that changes (a global, a counter, a closure) or draws random numbers "
-                   "outside JAX (numpy.random, random); jit froze those values when it traced")
-    if m.results_match is False:
-        bad = [d for d in m.leaves if not d.ok]
-        values = [d for d in bad if not d.problem]
-        small = [d for d in values if d.rtol and d.max_rel < 100 * d.rtol]
-        if small and not m.eager_varies:
-            out.append("float reassociation: XLA fuses and reorders floating-point work, so "
-                       "sums and reductions round differently; differences this small are "
-                       "expected, compare with a looser tolerance")
-        elif values and m.eager_varies is False:
-            out.append("a second eager call gave the first one's results, so this is not "
-                       "state or randomness read at call time; jit computed these leaves "
-                       "differently (XLA may fuse an operation into a faster approximation, "
-                       "or run matmuls at a lower precision on GPU and TPU: try "
-                       "jax.default_matmul_precision('highest'))")
-    if m.jit_varies:
-        out.append("the jitted results change between calls: a host callback or an input "
-                   "that is modified in place")
-    return out
 
 
 # ---- the measurement ---------------------------------------------------------------------
@@ -521,8 +290,8 @@ class _Measurement:
                     self.rounding()
             except KeyboardInterrupt:
                 m.interrupted = self.phase
-                m.jit_s, m.jit_spread_s = _summary(m.jit_runs)
-                m.eager_s, m.eager_spread_s = _summary(m.eager_runs)
+                m.jit_s, m.jit_spread_s = median_spread(m.jit_runs)
+                m.eager_s, m.eager_spread_s = median_spread(m.eager_runs)
                 if m.jit_s and m.eager_s:
                     m.speedup = m.eager_s / m.jit_s
             finally:
@@ -707,11 +476,11 @@ class _Measurement:
         self._set_phase("steady jit")
         share = m.budget_s * (0.5 if self.eager else 1.0)
         donated = donation.nbytes(self._donated())
-        timer = _Timer(self.jitted, self.run_args, self.run_kwargs, _blocker(self.jit_first),
+        timer = Timer(self.jitted, self.run_args, self.run_kwargs, blocker(self.jit_first),
                        self.fresh if self.donating else None, donated)
         m.jit_loops, m.jit_repeats = self.guarded(
             lambda: timer.run(share, self.number, self.repeat, m.jit_runs))
-        m.jit_s, m.jit_spread_s = _summary(m.jit_runs)
+        m.jit_s, m.jit_spread_s = median_spread(m.jit_runs)
         a, k = self.inputs()
         m.jit_varies = not same(self.jit_first, self.jitted(*a, **k))
 
@@ -725,12 +494,12 @@ class _Measurement:
         m = self.m
         self._set_phase("steady eager")
         share = m.budget_s * 0.5
-        timer = _Timer(self.fn, self.eager_args, self.eager_kwargs, _blocker(self.eager_first),
+        timer = Timer(self.fn, self.eager_args, self.eager_kwargs, blocker(self.eager_first),
                        self.eager_inputs if self.inner_donated else None,
                        donation.nbytes(self._dyn_leaves(self.inner_donated)))
         m.eager_loops, m.eager_repeats = self.guarded(
             lambda: timer.run(m.budget_s - share, self.number, self.repeat, m.eager_runs))
-        m.eager_s, m.eager_spread_s = _summary(m.eager_runs)
+        m.eager_s, m.eager_spread_s = median_spread(m.eager_runs)
         a, k = self.eager_inputs()
         eager_last = self.fn(*a, **k)
         m.eager_varies = not same(self.eager_first, eager_last)
@@ -776,7 +545,7 @@ class _Measurement:
         """What the traces and JAX's cache-miss log say; the hints; the total time."""
         m = self.m
         m.traces = self.trace_count[0]
-        m.static_notes += [_unstable_hash_note(nm, m.traces) for nm in self.unstable]
+        m.static_notes += [unstable_hash_note(nm, m.traces) for nm in self.unstable]
         jit_phases = ("trace", "lower", "compile", "first call", "steady jit")
         misses = [msg for ph, msg in self.log.records if ph in jit_phases]
         # the first trace of the function is expected; later ones are retraces (our
@@ -785,7 +554,7 @@ class _Measurement:
         eager_misses = [msg for ph, msg in self.log.records if ph == "steady eager"]
         m.eager_retraces = len(eager_misses)
         m.eager_retrace_reasons = [clean_miss(s) for s in eager_misses[:3]]
-        m.hints = _hints(m)
+        m.hints = hints(m)
         m.total_s = time.perf_counter() - self.t_start
 
 
@@ -818,8 +587,3 @@ def _analyses(m: JitMeasurement, compiled: Any) -> None:
         m.temp_bytes = getattr(mem, "temp_size_in_bytes", None)
         m.alias_bytes = getattr(mem, "alias_size_in_bytes", None)
         m.code_bytes = getattr(mem, "generated_code_size_in_bytes", None) or None
-
-
-__all__ = ["JitMeasurement", "LeafDiff",
-           "compare_outputs", "measure",
-           "DEFAULT_BUDGET", "DEFAULT_REPEAT"]

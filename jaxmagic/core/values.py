@@ -19,11 +19,12 @@ summarised. An integer division makes no NaN where
 its divisor is 0, so what it returned there is summarised too (`Flow.by_zero`).
 
 Equations are numbered in the walk order of `graph.build`, so every summary finds its
-node and edge on the drawn graph (`Edge.value`).
+node and edge on the drawn graph (`Edge.value`). The rows' reductions are
+`core.summary_rows`'; the data read back from them, `core.flow`'s.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import jax
@@ -31,12 +32,28 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _compat
+from .flow import Equation, Flow, summary_of
 from .jaxprs import CALLS, bodies
+from .summary_rows import (
+    EMPTY,
+    FLOAT,
+    INTEGER,
+    NAN,
+    NINF,
+    OTHER,
+    PINF,
+    WIDTH,
+    accumulate,
+    born_flags,
+    earliest,
+    first_iteration,
+    kind_of,
+    masked_row,
+    over_devices,
+    over_iterations,
+    row,
+)
 
-# the fields of a summary row
-N, NAN, PINF, NINF, ZERO, FINITE, SUM, M2, MIN, MAX, BAD_AT, NAN_AT = range(12)
-WIDTH = 12
-FLOAT, INTEGER, BOOL, KEY, OTHER = "float", "int", "bool", "key", "other"
 # primitives whose body is opened in place: `graph.build` walks their first sub-jaxpr
 _OPENED = frozenset(p for p, kind in CALLS.items() if kind not in ("shard_map", "pmap"))
 _SHARD_MAP = "shard_map"
@@ -47,286 +64,6 @@ RETURNS_FOR_DIV = frozenset({"floor_divide"})
 BY_ZERO = "by_zero"
 # the id of what a vmapped while's body made for lanes that had finished (dropped)
 LANES = "finished_lanes"
-
-
-@dataclass(frozen=True)
-class Summary:
-    """One value, over every iteration of the loops around it."""
-
-    aval: str                   # `f32[256,128]`
-    kind: str                   # float | int | bool | key | other
-    n: int                      # elements seen (0: a branch never taken)
-    nan: int = 0
-    pinf: int = 0
-    ninf: int = 0
-    zeros: int = 0
-    finite: int = 0
-    mean: float = float("nan")
-    std: float = float("nan")
-    min: float = float("nan")
-    max: float = float("nan")
-    bad_at: int | None = None   # the first iteration (of the outermost loop) it held a
-    nan_at: int | None = None   # non-finite value / a NaN; 0 outside loops
-
-    @property
-    def nonfinite(self) -> int:
-        return self.nan + self.pinf + self.ninf
-
-    @property
-    def magnitude(self) -> float:
-        """The largest |x| among its finite elements, for floats: what blows up or
-        vanishes (a PRNG's uint32 bits reach 4.3e9 by design); 0 for others."""
-        if self.kind != FLOAT or not self.finite:
-            return 0.0
-        return float(max(abs(self.min), abs(self.max)))
-
-
-@dataclass
-class Equation:
-    """What `--values` knows of one equation, by walk index."""
-
-    index: int
-    primitive: str
-    ins: tuple            # each input's value id, or ("literal", value)
-    outs: tuple           # its outputs' value ids
-    loops: tuple = ()     # the loop equations around it, outermost first
-    body: bool = False    # a body run as one equation (`shard_map`, `pmap`): not opened
-    born_at: int | None = None      # the first iteration its outputs went non-finite
-    nan_born_at: int | None = None  # from finite (NaN-free) inputs
-    called: str = ""      # the JAX function the user's line called (`jnp.linalg.norm`)
-    params: dict = field(default_factory=dict)     # its numbers (integer_pow's `y`)
-
-
-@dataclass
-class Flow:
-    """The summaries of one run: by value id (`(equation, output)`, `(-1, i)` for the
-    i-th argument, `(-2, i)` for a captured constant, `("in", body, k)` for a loop's or a
-    shard_map's k-th argument as its body saw it, pooled over iterations or devices) and
-    the equations."""
-
-    summaries: dict[tuple, Summary]
-    equations: dict[int, Equation]
-    loops: dict[int, tuple[str, int, bool]] = field(default_factory=dict)  # kind, length, rev
-    skipped: list[str] = field(default_factory=list)    # bodies run unsummarised, and why
-    budget_left_out: int = 0       # values past the budget: only their non-finite counts
-    seconds: float = 0.0
-    results: list = field(default_factory=list)       # the call's results' value ids
-    # integer divisions (`div`) whose divisor held a 0, by equation: what they returned
-    # there (as `Summary`: n the zero divisors, min/max the values); `by_zero_in` names
-    # the call whose result that is (`floor_divide`: `x // 0`) where it is not the div's
-    by_zero: dict[int, Summary] = field(default_factory=dict)
-    by_zero_in: dict[int, str] = field(default_factory=dict)
-    names: dict[tuple, str] = field(default_factory=dict)   # arguments' and constants'
-    # vmapped whiles (batched predicate) by equation: the NaN/Inf their bodies made for
-    # lanes that had finished, which the loop drops (those lanes keep their carry)
-    lanes: dict[int, int] = field(default_factory=dict)
-
-    def reached_results(self) -> bool:
-        """Whether a NaN or Inf is in the call's results (not only made and discarded, as
-        by a `jnp.where`)."""
-        return any(s.nonfinite for v in self.results if (s := self.summaries.get(v)))
-
-    def born(self, nan: bool) -> list[Equation]:
-        """Equations where a NaN (`nan`) or any non-finite value was born, in the order
-        they ran: the earliest iteration first, then walk order."""
-        key = "nan_born_at" if nan else "born_at"
-        found = [e for e in self.equations.values() if getattr(e, key) is not None]
-        return sorted(found, key=lambda e: (getattr(e, key), e.index))
-
-    def origin(self) -> Equation | None:
-        """The first equation to make a NaN or Inf from inputs that held none (or a NaN
-        from inputs that held no NaN: `x - x` of an Inf), in the order they ran; None
-        where everything is finite."""
-        found = [(at, e.index, e) for e in self.equations.values()
-                 for at in [min((a for a in (e.born_at, e.nan_born_at) if a is not None),
-                                default=None)] if at is not None]
-        return min(found, key=lambda t: t[:2])[2] if found else None
-
-    def arrived(self) -> list[tuple[tuple, Summary]]:
-        """The arguments and captured constants that brought a NaN or Inf into the call:
-        made before it, by no equation of the program."""
-        return [(v, s) for v, s in self.summaries.items() if v[0] in (-1, -2) and
-                s.nonfinite]
-
-    def absorbed(self) -> Equation | None:
-        """The first equation to make finite values of a NaN or Inf (a select dropping
-        it, x / inf = 0): where a non-finite value stops before the results."""
-        found = [e for e in self.equations.values() if any(
-            s.nonfinite for v in e.ins if (s := self.summaries.get(v)) is not None)
-            and not any(s.nonfinite for v in e.outs if (s := self.summaries.get(v)))]
-        return min(found, key=lambda e: e.index) if found else None
-
-    def alarms(self) -> set[tuple]:
-        """The values that hold a NaN, or an Inf that comes of where one was born or of
-        an argument that brought one in; the other infinities are the program's own (a
-        −inf mask, an inf sentinel in a min). A value no equation here made (a loop's)
-        counts as one where anything was born."""
-        born = any(e.born_at is not None or e.nan_born_at is not None
-                   for e in self.equations.values())
-        tainted = {v for v, _ in self.arrived()}
-
-        def tainted_in(v) -> bool:
-            return v in tainted or born and v[0] not in self.equations and \
-                v[0] not in (-1, -2, "literal")
-
-        for e in sorted(self.equations.values(), key=lambda e: e.index):
-            if e.born_at is not None or e.nan_born_at is not None or \
-                    any(tainted_in(v) for v in e.ins if v):
-                tainted.update(e.outs)
-        return {v for v, s in self.summaries.items()
-                if s.nan or s.nonfinite and tainted_in(v)}
-
-    def written(self) -> list[tuple[Equation, float]]:
-        """The equations whose outputs hold a NaN or ±Inf because they read one the
-        program writes as a constant (`jnp.nan`, a `-jnp.inf` fill), with it: where the
-        non-finite values come from that no equation made."""
-        return [(e, v[1]) for e in sorted(self.equations.values(), key=lambda e: e.index)
-                for v in e.ins if v and v[0] == "literal" and isinstance(v[1], float)
-                and not np.isfinite(v[1]) and any(
-                    s.nonfinite for o in e.outs if (s := self.summaries.get(o)))]
-
-    def intended(self) -> bool:
-        """Whether every non-finite value is an infinity the program writes itself."""
-        return any(s.nonfinite for s in self.summaries.values()) and not self.alarms()
-
-    def first_nan(self) -> Equation | None:
-        """The first equation to make a NaN from NaN-free inputs: where `jax_debug_nans`
-        stops."""
-        found = self.born(nan=True)
-        return found[0] if found else None
-
-
-# ---- in the program: one summary row per value -------------------------------------------
-
-def kind_of(aval: Any) -> str:
-    dtype = getattr(aval, "dtype", None)
-    if dtype is None:
-        return OTHER
-    if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
-        return KEY
-    if jnp.issubdtype(dtype, jnp.bool_):
-        return BOOL
-    if jnp.issubdtype(dtype, jnp.inexact):
-        return FLOAT
-    if jnp.issubdtype(dtype, jnp.integer):
-        return INTEGER
-    return OTHER
-
-
-# float64 on the host: the spread of a vanishing gradient (1e-26) squared stays > 0
-EMPTY = np.array([0, 0, 0, 0, 0, 0, 0, 0, np.inf, -np.inf, -1, -1], np.float64)
-
-
-def row(x: Any, full: bool = True) -> Any:
-    """The summary row of array `x` (`full=False`: only its counts of elements and
-    non-finite ones, for values past the budget): in the program where `x` is traced (a
-    loop's body), else on the host, where it costs no compile."""
-    kind = kind_of(x)
-    if kind in (KEY, OTHER) or x.size == 0:
-        out = EMPTY.copy()
-        out[N] = x.size if kind != OTHER else 0
-        return out if not _compat.is_tracer(x) else jnp.asarray(out, jnp.float32)
-    if _compat.is_tracer(x):
-        return _traced_row(x, kind, full)
-    return _host_row(np.asarray(x), kind, full)
-
-
-def masked_row(x: Any, mask: Any) -> Any:
-    """The summary row of `x` where `mask` holds (n: the count; no NaN, as integers)."""
-    xp = jnp if _compat.is_tracer(x) or _compat.is_tracer(mask) else np
-    dtype = np.float32 if xp is jnp else np.float64
-    x, mask = xp.ravel(xp.asarray(x)).astype(dtype), xp.ravel(mask)
-    count = mask.sum().astype(dtype)
-    nil = xp.zeros((), dtype)
-    return xp.stack([count, nil, nil, nil, (mask & (x == 0)).sum().astype(dtype), count,
-                     xp.where(mask, x, 0).sum(), nil, xp.where(mask, x, xp.inf).min(),
-                     xp.where(mask, x, -xp.inf).max(), nil - 1, nil - 1])
-
-
-def _host_row(x: np.ndarray, kind: str, full: bool) -> np.ndarray:
-    x = (np.abs(x) if np.iscomplexobj(x) else x).astype(np.float64).ravel()
-    out = EMPTY.copy()
-    ok = np.isfinite(x)
-    fin = x[ok] if not ok.all() else x
-    out[[N, NAN, PINF, FINITE]] = x.size, np.isnan(x).sum(), (x == np.inf).sum(), fin.size
-    out[NINF] = x.size - fin.size - out[NAN] - out[PINF]
-    if full and fin.size:
-        mean = fin.mean()
-        out[[ZERO, SUM, M2, MIN, MAX]] = ((x == 0).sum(), fin.sum(),
-                                         ((fin - mean) ** 2).sum(), fin.min(), fin.max())
-    out[BAD_AT] = 0 if fin.size < x.size else -1
-    out[NAN_AT] = 0 if out[NAN] else -1
-    return out
-
-
-def _add(a, b):
-    return tuple(x + y for x, y in zip(a[:6], b[:6])) + (jnp.minimum(a[6], b[6]),
-                                                       jnp.maximum(a[7], b[7]))
-
-
-def _traced_row(x: Any, kind: str, full: bool) -> Any:
-    """One variadic reduction (XLA makes it one kernel): counts, the sums of the finite
-    elements shifted by the first (a one-pass spread that keeps its digits), the range."""
-    # the barrier: XLA would fold the reduction of a value made of constants at compile
-    # time, seconds each for a broadcast of a large constant
-    x = jax.lax.optimization_barrier(x)
-    x = (jnp.abs(x) if jnp.iscomplexobj(x) else x).astype(jnp.float32).ravel()
-    ok = jnp.isfinite(x)
-    shift = jnp.where(ok[0], x[0], 0.0)
-    d = jnp.where(ok, x - shift, 0.0)
-    f = jnp.float32
-    zero = (x == 0).astype(f) if full else jnp.zeros_like(x)
-    ops = (ok.astype(f), jnp.isnan(x).astype(f), (x == jnp.inf).astype(f), zero,
-           d if full else zero, d * d if full else zero, jnp.where(ok, x, jnp.inf),
-           jnp.where(ok, x, -jnp.inf))
-    init = tuple(f(v) for v in (0, 0, 0, 0, 0, 0, jnp.inf, -jnp.inf))
-    fin, nan, pinf, zeros, s1, s2, lo, hi = jax.lax.reduce(ops, init, _add, (0,))
-    n = f(x.size)
-    total = s1 + shift * fin
-    m2 = jnp.maximum(s2 - s1 * s1 / jnp.maximum(fin, 1.0), 0.0)
-    return jnp.stack([n, nan, pinf, n - fin - nan - pinf, zeros, fin, total, m2, lo, hi,
-                      jnp.where(fin < n, 0.0, -1.0), jnp.where(nan > 0, 0.0, -1.0)])
-
-
-def over_iterations(rows: Any, reverse: bool = False) -> Any:
-    """Rows stacked over a loop's iterations ([L, V, WIDTH]) as one row per value: sums,
-    the pooled spread (Chan's), the range, and the first iteration (by position along
-    the scanned axis) each went non-finite."""
-    length = rows.shape[0]
-    count = rows[..., FINITE]
-    sums = rows[..., SUM]
-    fin = count.sum(0)
-    mean = sums.sum(0) / jnp.maximum(fin, 1.0)
-    own = sums / jnp.maximum(count, 1.0)
-    m2 = (rows[..., M2] + jnp.where(count > 0, count * (own - mean) ** 2, 0.0)).sum(0)
-    out = rows.sum(0)
-    out = out.at[:, M2].set(m2).at[:, MIN].set(rows[..., MIN].min(0))
-    out = out.at[:, MAX].set(rows[..., MAX].max(0))
-    for col in (BAD_AT, NAN_AT):
-        out = out.at[:, col].set(first_iteration(rows[..., col] >= 0, reverse, length))
-    return out
-
-
-def first_iteration(flags: Any, reverse: bool, length: int) -> Any:
-    """The first iteration run (`reverse`: counted from the end) where `flags` ([L, ...])
-    holds, as its position along the loop's axis; -1 where none does."""
-    order = flags[::-1] if reverse else flags
-    t = jnp.argmax(order, axis=0)
-    where = (length - 1 - t) if reverse else t
-    return jnp.where(order.any(0), where, -1).astype(jnp.float32)
-
-
-def born_flags(out_rows: list, in_rows: list) -> Any:
-    """[born, nan born] for one equation: an output non-finite (holding NaN) while no
-    input is (holds NaN); 0 where born, -1 where not (an iteration, once in a loop)."""
-    xp = jnp if any(_compat.is_tracer(r) for r in out_rows + in_rows) else np
-    if not out_rows or any(r is None for r in out_rows + in_rows):   # one not summarised
-        return xp.asarray([-1.0, -1.0], np.float32)
-    outs = xp.stack(out_rows)
-    ins = xp.stack(in_rows) if in_rows else xp.full((1, WIDTH), -1.0, np.float32)
-    born = (outs[:, BAD_AT] >= 0).any() & ~(ins[:, BAD_AT] >= 0).any()
-    nan = (outs[:, NAN_AT] >= 0).any() & ~(ins[:, NAN_AT] >= 0).any()
-    return xp.where(xp.stack([born, nan]), 0.0, -1.0).astype(np.float32)
 
 
 # ---- the walk: the jaxpr evaluated again, summarising as it goes -------------------------
@@ -610,7 +347,7 @@ class Walk:
         def step(state):
             carry, t, acc, acc_born = state
             values, (rows, born) = run_body(carry)
-            return values, t + 1, _accumulate(acc, rows, t), \
+            return values, t + 1, accumulate(acc, rows, t), \
                 jnp.where(acc_born >= 0, acc_born, jnp.where(born >= 0, t, -1.0))
 
         acc = jnp.broadcast_to(jnp.asarray(EMPTY, jnp.float32), rows0.shape)
@@ -718,30 +455,6 @@ def _last_uses(jaxpr: Any) -> dict[int, list]:
     return out
 
 
-def over_devices(rows: Any) -> Any:
-    """Rows of each device's block ([D, V, WIDTH]) as the global value's: pooled as a
-    loop's iterations are, each iteration the earliest any device saw."""
-    out = over_iterations(rows)
-    for col in (BAD_AT, NAN_AT):
-        out = out.at[:, col].set(earliest(rows[..., col]))
-    return out
-
-
-def earliest(at: Any) -> Any:
-    """The smallest non-negative entry along axis 0, else -1."""
-    seen = at >= 0
-    return jnp.where(seen.any(0), jnp.where(seen, at, jnp.inf).min(0), -1.0)
-
-
-def _accumulate(acc: Any, rows: Any, t: Any) -> Any:
-    """A while loop's rows so far, with this iteration's (`t`) pooled in."""
-    pooled = over_iterations(jnp.stack([acc, rows]))
-    for col in (BAD_AT, NAN_AT):
-        pooled = pooled.at[:, col].set(jnp.where(acc[:, col] >= 0, acc[:, col],
-                                                 jnp.where(rows[:, col] >= 0, t, -1.0)))
-    return pooled
-
-
 def _literal_number(v: Any) -> Any:
     try:
         return np.asarray(v).item()
@@ -808,14 +521,14 @@ def program_of(walk: Walk, traced: Any):
 
 def _collect(walk: Walk, row_ids: list, born_ids: list, rows: np.ndarray,
              born: np.ndarray, seconds: float) -> Flow:
-    summaries = {vid: _summary(walk.avals.get(vid, ("?", OTHER)), r)
+    summaries = {vid: summary_of(walk.avals.get(vid, ("?", OTHER)), r)
                  for vid, r in zip(row_ids, rows) if vid[0] not in (BY_ZERO, LANES)}
     lanes: dict[int, int] = {}
     for vid, r in zip(row_ids, rows):
         if vid[0] == LANES:
             lanes[vid[1]] = lanes.get(vid[1], 0) + int(r[NAN] + r[PINF] + r[NINF])
     by_zero = {vid[1]: s for vid, r in zip(row_ids, rows) if vid[0] == BY_ZERO
-               and (s := _summary(walk.avals[(vid[1], 0)], r)).n}
+               and (s := summary_of(walk.avals[(vid[1], 0)], r)).n}
     for index, flags in zip(born_ids, born):
         e = walk.equations.get(index)
         if e is not None:
@@ -830,16 +543,3 @@ def _collect(walk: Walk, row_ids: list, born_ids: list, rows: np.ndarray,
     return Flow(summaries, walk.equations, walk.loops, skipped, walk.left_out, seconds,
                 walk.results, by_zero, {i: walk.by_zero_in[i] for i in by_zero
                                         if i in walk.by_zero_in}, lanes=lanes)
-
-
-def _summary(meta: tuple[str, str], r: np.ndarray) -> Summary:
-    aval, kind = meta
-    n, finite = int(r[N]), int(r[FINITE])
-    seen = kind in (FLOAT, INTEGER, BOOL) and finite > 0 and r[MIN] <= r[MAX]
-    return Summary(
-        aval, kind, n, int(r[NAN]), int(r[PINF]), int(r[NINF]), int(r[ZERO]), finite,
-        float(r[SUM] / finite) if seen else float("nan"),
-        float(np.sqrt(max(r[M2], 0) / finite)) if seen else float("nan"),
-        float(r[MIN]) if seen else float("nan"), float(r[MAX]) if seen else float("nan"),
-        int(r[BAD_AT]) if r[BAD_AT] >= 0 else None,
-        int(r[NAN_AT]) if r[NAN_AT] >= 0 else None)

@@ -1,9 +1,9 @@
 """`JitComparison`: what `%jit_compare` measured, as a table, a bar chart and plain text.
 
-The class is the measurement itself (core.timing.JitMeasurement: plain data, stable field
-names) plus its views: `text()` for terminals, `html()` a compact table with a small bar
-chart (inline-styled HTML boxes on a log time axis: no JavaScript, no picture),
-`_repr_mimebundle_` for both.
+The class is the measurement itself (core.jit_measurement.JitMeasurement: plain data,
+stable field names) plus its views: `text()` for terminals, `html()` a compact table with
+a small bar chart (inline-styled HTML boxes on a log time axis: no JavaScript, no
+picture), `_repr_mimebundle_` for both.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import math
 import re
 from collections import Counter
 
-from ..core.timing import JitMeasurement
+from ..core.jit_measurement import JitMeasurement
 from .html import ERROR, INK, MONO, MUTED, PANEL, WARNING, esc, panel
 from .text import visible
 from .units import fmt_bytes, fmt_diff, fmt_si, fmt_time

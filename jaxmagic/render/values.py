@@ -1,7 +1,7 @@
 """`Values`: what flowed along every edge of a traced call and where the first NaN or Inf
 was born, for `%jaxpr --values` and `view.values`.
 
-The data is `core.values.Flow` (a summary per value, born flags per equation); this view
+The data is `core.flow.Flow` (a summary per value, born flags per equation); this view
 puts the summaries on the picture's edges and hover, outlines the equation where the first
 non-finite value was born and names its cause and fix in a card (`core.nonfinite`), says
 which argument brought in a NaN the program did not make and what an integer division by
@@ -14,8 +14,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from ..core import nonfinite
+from ..core.flow import Equation, Flow, Summary
 from ..core.jaxprs import CALLS
-from ..core.values import BOOL, FLOAT, INTEGER, KEY, Equation, Flow, Summary
+from ..core.summary_rows import BOOL, FLOAT, INTEGER, KEY
 from ..graph.model import Cluster, Graph, Node
 from . import html as H
 from .costs import EMPHASIS, _chain, _columns
