@@ -7,7 +7,6 @@ from __future__ import annotations
 import ast
 import math
 
-from .interpreter import _Ctx, _scope
 from .jaxapi import (
     _ARRAY_ATTRS,
     _BOOL_FUNCS,
@@ -24,6 +23,7 @@ from .jaxapi import (
     _SIZED,
 )
 from .libraries import kind_of_call
+from .scopes import _Ctx, _scope
 from .values import (
     AV,
     UNKNOWN,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from .interpreter import _Ctx
+from .scopes import _Ctx
 from .values import FuncInfo
 
 MUTABLE_STATE = ("ref", "nnxvar", "nnxmodule")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from .interpreter import _Ctx
 from .purity_rules import _has_ellipsis
+from .scopes import _Ctx
 from .values import _OPSYM, _at_parts, _traced
 
 _AUG_AT = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide",

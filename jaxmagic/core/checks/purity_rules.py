@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from .interpreter import _Ctx
+from .scopes import _Ctx
 from .values import AV, FuncInfo, _traced, _tracer
 
 _OUTER_MUTATORS = {"append", "extend", "insert", "add", "update", "setdefault", "pop",

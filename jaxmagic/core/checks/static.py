@@ -15,7 +15,11 @@ The pieces, composed here into `Analyzer`:
     jaxapi.py        what is known about the JAX / NumPy / Python APIs
     notebook.py      IPython cells, names and values of the user namespace, CheckState
     transforms.py    pre-pass: functions and the transforms applied to them
-    interpreter.py   statements, expressions, scopes, function scheduling
+    scopes.py        the scope being analysed (_Ctx)
+    interpreter.py   one analysis: its state, entry, names and findings, composed of
+    statements.py      statements and bindings
+    functions.py       function scheduling and bodies
+    expressions.py     expressions and operators
     calls.py         calls: JAX, NumPy, builtins, methods, user functions
     *_rules.py       one mixin per rule family (JX1xx ... JX7xx, see model.RULES)
 """

@@ -8,8 +8,8 @@ from __future__ import annotations
 import ast
 import re
 
-from .interpreter import _Ctx
 from .jaxapi import _JAX_PREFIXES, _SHAPE_ARGS, _SIZED
+from .scopes import _Ctx
 from .values import _OPSYM, AV, UNKNOWN, FuncInfo, _int_const, _traced, _traced_elt
 
 _CMPSYM = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
