@@ -47,7 +47,7 @@ from .arguments import (
 )
 from .compiled import hlo
 from .jit_measurement import DEFAULT_BUDGET, JitMeasurement, hints, unstable_hash_note
-from .outputs import abs_diff, compare_outputs, nudge, same
+from .outputs import abs_diff, compare_outputs, nudge, same, settle_rounding
 from .retraces import CacheMisses, clean_miss
 from .timeloop import Timer, blocker, median_spread
 from .trace import idle_call, kinds
@@ -533,13 +533,7 @@ class _Measurement:
                     moved[i] = max(moved[i], float(np.max(abs_diff(got[i], first[i]),
                                                           initial=0.0)))
         self.trace_count[0] = traces        # a retrace here is ours, not the function's
-        for i in bad:
-            if moved[i] >= 0.1 * m.leaves[i].max_abs:
-                m.leaves[i].rounding = m.leaves[i].ok = True
-        m.results_match = all(d.ok for d in m.leaves)
-        kept = [d for d in m.leaves if not d.rounding]
-        m.max_abs_diff = max((d.max_abs for d in kept), default=0.0)
-        m.max_rel_diff = max((d.max_rel for d in kept), default=0.0)
+        m.results_match, m.max_abs_diff, m.max_rel_diff = settle_rounding(m.leaves, moved)
 
     def verdict(self) -> None:
         """What the traces and JAX's cache-miss log say; the hints; the total time."""
