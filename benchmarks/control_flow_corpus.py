@@ -108,8 +108,9 @@ def cells(*parts) -> Cells:
 @dataclass(frozen=True)
 class Program:
     """One row: its class, project (a pinned repo), title, the call `%jaxpr` draws, the
-    names of the user's own classes and functions a picture should show (group titles
-    that start with one), and the cells that build it."""
+    names of the user's own classes and functions a picture should show inside the call
+    (group titles that start with one; not the called function, whose body the picture
+    is), and the cells that build it."""
 
     cls: str
     repo: tuple[str, str]
@@ -228,6 +229,20 @@ loss`, `grad_loss`, `@eqx.filter_jit make_step` and adam, up to its loop; one ba
 its dataloader.\"\"\"
 data_i = next(dataloader((ts, labels) + coeffs, batch_size, key=loader_key))
 """
+DIFFRAX_LATENT_ARGS = """
+\"\"\"diffrax latent_ode.ipynb: `main`'s keyword defaults, shrunk: dataset 10000 -> 8,
+batch 256 -> 4 (sizes 16, depth 2, adam 1e-2 kept).\"\"\"
+dataset_size, batch_size, lr, steps, save_every = 8, 4, 1e-2, 250, 50
+hidden_size, latent_size, width_size, depth, seed = 16, 16, 16, 2, 5678
+"""
+DIFFRAX_LATENT = """
+\"\"\"diffrax docs/examples/latent_ode.ipynb: `LatentODE` (a GRU encoder, a `diffeqsolve` of
+the user's `Func`, `model.train` calling `_latent` and `_sample` of the same module, as
+`BoundMethod`s), `main`'s `@eqx.filter_value_and_grad loss` and `@eqx.filter_jit
+make_step` (up to its loop, its plot axes made by matplotlib); one batch from its
+dataloader.\"\"\"
+ts_i, ys_i = next(dataloader((ts, ys), batch_size, key=loader_key))
+"""
 
 # ---- jraph (models) ----------------------------------------------------------------------
 
@@ -309,7 +324,7 @@ c.batch_size, c.workdir = 8, tempfile.mkdtemp()
 c.model.D, c.model.H, c.model.L, c.model.N, c.model.F = 32, 2, 16, 2, 64
 vocab_size = 64
 """
-NANODO = """
+NANODO_STEP = """
 \"\"\"nanodo train.py: `train_and_evaluate`'s statements up to its tokenizer (the data mesh
 of all 8 devices), then from its model to its dataset (`TransformerDo` of `DoConfig`,
 sharded `TrainState` from `_init_train_state`), and its `Trainer` whose `step_fn` is
@@ -324,27 +339,30 @@ IO = ("matplotlib", "matplotlib.pyplot", "seaborn", "pygraphviz", "sklearn",
 
 
 def _purejaxrl(script: str) -> Cells:
-    return cells(stand_in(*IO), Folder(PUREJAXRL, "purejaxrl"),
+    """Its `wrappers` module imports brax and navix for wrappers CartPole does not use:
+    they stand in."""
+    return cells(stand_in(*IO, "brax", "brax.envs", "brax.envs.wrappers",
+                          "brax.envs.wrappers.training", "navix"), Folder(PUREJAXRL, "purejaxrl"),
                  Script(PUREJAXRL, f"purejaxrl/{script}"),
                  Body(PUREJAXRL, f"purejaxrl/{script}", "__main__", "rng ="))
 
 
 TUNED = [
     Program("search", MCTX, "gumbel muzero policy demo", "jitted_run_demo(rng_key)",
-            ("_run_demo", "recurrent_fn", "_make_bandit_recurrent_fn"),
+            ("recurrent_fn", "_make_bandit_recurrent_fn"),
             cells(Script(MCTX, "examples/policy_improvement_demo.py"),
                   Body(MCTX, "examples/policy_improvement_demo.py", "main", "for _")),
             MCTX_POLICY),
     Program("search", MCTX, "gumbel muzero visualization demo", "jitted_run_demo(rng_key)",
-            ("_run_demo", "recurrent_fn", "_make_batched_env_model"),
+            ("recurrent_fn", "_make_batched_env_model"),
             cells(stand_in(*IO), Script(MCTX, "examples/visualization_demo.py"),
                   Body(MCTX, "examples/visualization_demo.py", "main", "policy_output")),
             MCTX_VIS),
     Program("rl", PUREJAXRL, "ppo CartPole train", "train_jit(rng)",
-            ("train", "_update_step", "_env_step", "_update_epoch", "_update_minbatch",
+            ("_update_step", "_env_step", "_update_epoch", "_update_minbatch",
              "_loss_fn", "ActorCritic", "_calculate_gae"), _purejaxrl("ppo.py"), PPO_SIZES),
     Program("rl", PUREJAXRL, "ppo_rnn CartPole train", "train_jit(rng)",
-            ("train", "_update_step", "_env_step", "_update_epoch", "_update_minbatch",
+            ("_update_step", "_env_step", "_update_epoch", "_update_minbatch",
              "_loss_fn", "ActorCriticRNN", "ScannedRNN", "_calculate_gae"),
             _purejaxrl("ppo_rnn.py"), PPO_SIZES),
     Program("search", NUMPYRO, "ode NUTS step", "kernel.sample(state, (data.shape[0],), {'y': data})",
@@ -352,7 +370,7 @@ TUNED = [
             cells(stand_in(*IO), Script(NUMPYRO, "examples/ode.py")), NUMPYRO_ODE),
     Program("search", NUMPYRO, "vae SVI epoch (fori_loop)",
             "epoch_train(svi_state, rng_key, train_idx)",
-            ("epoch_train", "body_fn", "model", "guide", "encoder", "decoder", "binarize"),
+            ("body_fn", "model", "guide", "encoder", "decoder", "binarize"),
             cells(stand_in(*IO), Script(NUMPYRO, "examples/vae.py"), NUMPYRO_VAE_ARGS,
                   Body(NUMPYRO, "examples/vae.py", "main", "train_init"), NUMPYRO_VAE_DATA,
                   Span(NUMPYRO, "examples/vae.py", "main", "rng_key, rng_key_binarize",
@@ -361,21 +379,29 @@ TUNED = [
             ("fn",), cells(Notebook(OPTIMISTIX, "docs/examples/root_find.ipynb", (1,))),
             OPTX_ROOT),
     Program("science", DIFFRAX, "neural_ode make_step", "make_step(_ts, yi, model, opt_state)",
-            ("make_step", "grad_loss", "NeuralODE", "Func"),
+            ("grad_loss", "NeuralODE", "Func"),
             cells(stand_in(*IO),
                   Notebook(DIFFRAX, "docs/examples/neural_ode.ipynb", (1, 2, 3, 4, 5)),
                   DIFFRAX_NODE_ARGS,
                   Body(DIFFRAX, "docs/examples/neural_ode.ipynb", "main", "for steps", cell=6)),
             DIFFRAX_NODE),
     Program("science", DIFFRAX, "neural_cde make_step", "make_step(model, data_i, opt_state)",
-            ("make_step", "loss", "NeuralCDE", "Func"),
+            ("loss", "NeuralCDE", "Func"),
             cells(stand_in(*IO),
                   Notebook(DIFFRAX, "docs/examples/neural_cde.ipynb", (1, 2, 3, 4, 5)),
                   DIFFRAX_CDE_ARGS,
                   Body(DIFFRAX, "docs/examples/neural_cde.ipynb", "main", "for step", cell=6)),
             DIFFRAX_CDE),
+    Program("science", DIFFRAX, "latent_ode make_step",
+            "make_step(model, opt_state, ts_i, ys_i, train_key)",
+            ("loss", "LatentODE", "Func", "train", "_latent", "_sample"),
+            cells(stand_in(*IO),
+                  Notebook(DIFFRAX, "docs/examples/latent_ode.ipynb", (1, 2, 3, 4, 5)),
+                  DIFFRAX_LATENT_ARGS,
+                  Body(DIFFRAX, "docs/examples/latent_ode.ipynb", "main", "for step", cell=6)),
+            DIFFRAX_LATENT),
     Program("models", JRAPH, "karate club GCN update", "update(params, opt_state)",
-            ("update", "prediction_loss", "network_definition", "gcn", "GCN"),
+            ("prediction_loss", "network_definition", "gcn", "GCN"),
             cells(Script(JRAPH, "jraph/examples/zacharys_karate_club.py"),
                   Body(JRAPH, "jraph/examples/zacharys_karate_club.py", "optimize_club",
                        "for step")), JRAPH_KARATE),
@@ -387,14 +413,14 @@ _SINK = "docs/tutorials/linear/000_One_Sinkhorn.ipynb"
 HELD_OUT = [
     Program("rl", GYMNAX, "getting_started jit rollout",
             "jit_rollout(key, policy_params, env_params, 20)",
-            ("rollout", "policy_step", "MLP"),
+            ("policy_step", "MLP"),
             cells(Notebook(GYMNAX, _GYM, (2, 3, 9, 10, 11))), GYMNAX_ROLLOUT),
     Program("rl", GYMNAX, "RolloutWrapper population_rollout",
             "manager.population_rollout(key_batch, batch_params)", ("MLP",),
             cells(Notebook(GYMNAX, _GYM, (2, 3, 9, 12, 13))), GYMNAX_POP),
     Program("search", BLACKJAX_BOOK, "logistic regression rmh loop",
             "inference_loop(sample_key, rmh.step, initial_state, 100)",
-            ("inference_loop", "one_step", "logdensity_fn", "log_sigmoid", "sigmoid"),
+            ("one_step", "logdensity_fn", "log_sigmoid", "sigmoid"),
             cells(stand_in(*IO),
                   Myst(BLACKJAX_BOOK, "book/models/logistic_regression.md", (2, 3)),
                   BLACKJAX_LOGREG_DATA,
@@ -409,7 +435,7 @@ HELD_OUT = [
             cells(stand_in(*IO), "import os; os.environ['READTHEDOCS'] = '1'",
                   Body(JAX_MD, "examples/nve_simulation.py", None, "PE = []")), JAX_MD_NVE),
     Program("models", NANODO, "FSDP LM train step (mesh)", "trainer.step_fn(trainer.state, in_BxL)",
-            ("TransformerDo", "TBlock", "CausalAttn", "Mlp", "_train_step", "loss_fn",
+            ("TransformerDo", "TBlock", "CausalAttn", "Mlp", "loss_fn",
              "get_metrics"),
             cells(stand_in("clu", "clu.metric_writers", "clu.periodic_actions", "grain",
                            "grain.python", "orbax", "orbax.checkpoint", "tensorflow",
@@ -418,5 +444,5 @@ HELD_OUT = [
                   NANODO_CONFIG,
                   Span(NANODO, "nanodo/train.py", "train_and_evaluate", "mesh =", "tokenizer"),
                   Span(NANODO, "nanodo/train.py", "train_and_evaluate", "model, get_loss_fn",
-                       "train_ds")), NANODO),
+                       "train_ds")), NANODO_STEP),
 ]
