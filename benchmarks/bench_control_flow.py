@@ -160,7 +160,10 @@ def main() -> int:
     ap.add_argument("--mirrors", default=os.environ.get("JAXMAGIC_MIRRORS") or "/work/.mirror")
     ap.add_argument("--only", default="", help="rows whose class, project or title has this")
     ap.add_argument("--skip", default="", help="magics not run: values,memory,jit")
+    ap.add_argument("--limit", type=int, default=LIMIT_S, help="seconds a magic may take")
     args = ap.parse_args()
+    global LIMIT_S
+    LIMIT_S = args.limit
     mirrors = Path(args.mirrors)
     missing = {r.repo[0] for r in corpus.TUNED + corpus.HELD_OUT
                if not (mirrors / r.repo[0] / "repo").exists()}
