@@ -162,8 +162,7 @@ def main() -> int:
     ap.add_argument("--skip", default="", help="magics not run: values,memory,jit")
     ap.add_argument("--limit", type=int, default=LIMIT_S, help="seconds a magic may take")
     args = ap.parse_args()
-    global LIMIT_S
-    LIMIT_S = args.limit
+    globals()["LIMIT_S"] = args.limit
     mirrors = Path(args.mirrors)
     missing = {r.repo[0] for r in corpus.TUNED + corpus.HELD_OUT
                if not (mirrors / r.repo[0] / "repo").exists()}
