@@ -91,7 +91,12 @@ def failure(kind: str, ip, call: str) -> str:
                 return "no result: " + " ".join(out.split())[:140]
             if r.verdict:
                 return f"verdict: {r.verdict}"[:160]
-            return "DIFFER" if r.results_match is False else ""
+            if r.results_match is not False:
+                return ""
+            bad = [f"{d.path} (abs {d.max_abs:.2g}, rel {d.max_rel:.2g}{', ' + d.problem if d.problem else ''})"
+                   for d in r.leaves if not d.ok]
+            return (f"DIFFER: {len(bad)} leaves, e.g. {'; '.join(bad[:2])}"
+                    + (f"; likely cause: {r.hints[0]}" if r.hints else ""))[:300]
         r, out = magic(ip, f"jaxpr --{kind} -o {call}")
         if r is None:
             return "no result: " + " ".join(out.split())[:140]
@@ -140,10 +145,11 @@ def table(ip, rows: list, mirrors: Path, stand_ins: dict, skip: set[str]) -> Non
         if "error" in r:
             print(f"{head} failed: {r['error']}")
             continue
-        mark = {"": "ok", "skipped": "-"}
+        mark = {"": "ok", "skipped": "-"}   # else FAIL (DIFFER: %jit_compare's verdict)
         print(f"{head} {'yes' if r['user'] else 'NO':>4} {r['px']:>5.1f} {r['nodes']:>5} "
               f"{r['s']:>8.2f} {r['mj']:>7.2f}  "
-              + " ".join(f"{mark.get(r[k], 'FAIL'):<6}" for k in ("values", "memory", "jit")))
+              + " ".join(f"{mark.get(r[k], 'DIFFER' if r[k].startswith('DIFFER') else 'FAIL'):<6}"
+                         for k in ("values", "memory", "jit")))
         print(f"{'':<8}grouping {r['grouping']}, {r['eqns']} equations; user groups: "
               f"{', '.join(r['user'])[:120] or 'none'}; folds: {', '.join(r['folds'])[:80] or 'none'}")
         print(f"{'':<8}groups: {', '.join(r['titles'])[:200]}")
