@@ -120,8 +120,11 @@ def measure(ip, row, mirrors: Path, stand_ins: dict, skip: set[str]) -> dict:
         return {"error": str(e)}
     titles = sorted({c.title for c in view.graph.clusters.values()} |
                     {n.title for n in view.graph.nodes.values() if n.kind in ("call", "group")})
-    user = [t for t in titles if t.split(" ")[0].split(".")[0].lstrip("_") in
-            {u.lstrip("_") for u in row.user} or t.startswith(row.user)]
+    names = {u.lstrip("_") for u in row.user}
+    # a title names user code by its first word, less a transform's `jit: ` and a
+    # method's class (`jit: prediction_loss · backward`, `LatentODE._sample`)
+    user = [t for t in titles if t.split(": ", 1)[-1].startswith(row.user) or
+            t.split(": ", 1)[-1].split(" ")[0].split(".")[0].lstrip("_") in names]
     try:
         mj = make_jaxpr_seconds(ip.user_ns, row.call)
     except Exception as e:  # noqa: BLE001 - the row still has its picture
