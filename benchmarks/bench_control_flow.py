@@ -166,7 +166,7 @@ def table(ip, rows: list, mirrors: Path, stand_ins: dict, skip: set[str]) -> Non
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mirrors", default=os.environ.get("JAXMAGIC_MIRRORS") or "/work/.mirror")
-    ap.add_argument("--only", default="", help="rows whose class, project or title has this")
+    ap.add_argument("--only", default="", help="rows whose class, project or title has one of these (a,b)")
     ap.add_argument("--skip", default="", help="magics not run: values,memory,jit")
     ap.add_argument("--limit", type=int, default=LIMIT_S, help="seconds a magic may take")
     args = ap.parse_args()
@@ -180,8 +180,9 @@ def main() -> int:
     os.chdir(tempfile.mkdtemp(prefix="control-flow-"))   # what examples write (.results)
 
     def only(rows):
-        key = args.only.lower()
-        return [r for r in rows if key in f"{r.cls} {r.project} {r.title}".lower()]
+        keys = args.only.lower().split(",")
+        return [r for r in rows if any(k in f"{r.cls} {r.project} {r.title}".lower()
+                                       for k in keys)]
     # no `bench_upstream.IO_ONLY` stand-ins: an empty `torch` in sys.modules makes
     # jaxtyping's (equinox's, diffrax's) isinstance checks fail; rows name their own
     stand_ins: dict = {}
