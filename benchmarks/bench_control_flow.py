@@ -65,7 +65,7 @@ def make_jaxpr_seconds(ns: dict, call: str) -> float:
             full[i] = a
         a, k = jax.tree_util.tree_unflatten(tree, full)
         out = jax.tree_util.tree_leaves(func(*a, **k))   # an Equinox model returned: arrays
-        return [x for x in out if isinstance(x, jax.core.Tracer | jax.Array)]
+        return [x for x in out if isinstance(x, jax.Array)]   # tracers are jax.Arrays
     jax.clear_caches()
     t0 = time.perf_counter()
     jax.make_jaxpr(run)(*[leaves[i] for i in dynamic])
