@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import ast
 import os
+import re
 import sys
 import tempfile
 import time
@@ -122,10 +123,13 @@ def measure(ip, row, mirrors: Path, stand_ins: dict, skip: set[str]) -> dict:
     titles = sorted({c.title for c in view.graph.clusters.values()} |
                     {n.title for n in view.graph.nodes.values() if n.kind in ("call", "group")})
     names = {u.lstrip("_") for u in row.user}
-    # a title names user code by its first word, less a transform's `jit: ` and a
-    # method's class (`jit: prediction_loss · backward`, `LatentODE._sample`)
-    user = [t for t in titles if t.split(": ", 1)[-1].startswith(row.user) or
-            t.split(": ", 1)[-1].split(" ")[0].split(".")[0].lstrip("_") in names]
+
+    def words(title):
+        """A title's names: less a transform's `jit: `, the class and method of
+        `LatentODE._sample` both, a Linen scope's index (`Mlp_0`)."""
+        head = title.split(": ", 1)[-1].split(" ")[0]
+        return {re.sub(r"_\d+$", "", w).lstrip("_") for w in [head, *head.split(".")]}
+    user = [t for t in titles if words(t) & names]   # `fn_wrapper` is no `fn`
     try:
         mj = make_jaxpr_seconds(ip.user_ns, row.call)
     except Exception as e:  # noqa: BLE001 - the row still has its picture
