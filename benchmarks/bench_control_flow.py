@@ -94,8 +94,8 @@ def failure(kind: str, ip, call: str) -> str:
                 return f"verdict: {r.verdict}"[:160]
             if r.results_match is not False:
                 return ""
-            bad = [f"{d.path} (abs {d.max_abs:.2g}, rel {d.max_rel:.2g}{', ' + d.problem if d.problem else ''})"
-                   for d in r.leaves if not d.ok]
+            bad = [f"{d.path} (abs {d.max_abs:.2g}, rel {d.max_rel:.2g}"
+                   + (f", {d.problem})" if d.problem else ")") for d in r.leaves if not d.ok]
             return (f"DIFFER: {len(bad)} leaves, e.g. {'; '.join(bad[:2])}"
                     + (f"; likely cause: {r.hints[0]}" if r.hints else ""))[:300]
         r, out = magic(ip, f"jaxpr --{kind} -o {call}")
@@ -158,7 +158,8 @@ def table(ip, rows: list, mirrors: Path, stand_ins: dict, skip: set[str]) -> Non
               + " ".join(f"{mark.get(r[k], 'DIFFER' if r[k].startswith('DIFFER') else 'FAIL'):<6}"
                          for k in ("values", "memory", "jit")))
         print(f"{'':<8}grouping {r['grouping']}, {r['eqns']} equations; user groups: "
-              f"{', '.join(r['user'])[:120] or 'none'}; folds: {', '.join(r['folds'])[:80] or 'none'}")
+              f"{', '.join(r['user'])[:120] or 'none'}; "
+              f"folds: {', '.join(r['folds'])[:80] or 'none'}")
         print(f"{'':<8}groups: {', '.join(r['titles'])[:200]}")
         for n in r["notes"][:3]:
             print(f"{'':<8}note: {n[:200]}")
@@ -171,7 +172,8 @@ def table(ip, rows: list, mirrors: Path, stand_ins: dict, skip: set[str]) -> Non
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mirrors", default=os.environ.get("JAXMAGIC_MIRRORS") or "/work/.mirror")
-    ap.add_argument("--only", default="", help="rows whose class, project or title has one of these (a,b)")
+    ap.add_argument("--only", default="",
+                    help="rows whose class, project or title has one of these (a,b)")
     ap.add_argument("--skip", default="", help="magics not run: values,memory,jit")
     ap.add_argument("--limit", type=int, default=LIMIT_S, help="seconds a magic may take")
     args = ap.parse_args()
