@@ -17,6 +17,12 @@ Classes: rl (rollouts and updates in `scan` over vmapped environments), search
 (`while_loop`: tree search, MCMC, root finding, optimal transport), science (ODE solves,
 molecular dynamics), models (graph networks, a sharded language model).
 
+16 rows from 11 projects: tuned (10) mctx policy-improvement and visualization demos,
+purejaxrl PPO, numpyro's ODE NUTS step and VAE SVI epoch, optimistix root_find, diffrax
+neural ODE, neural CDE and latent ODE steps, jraph's karate-club GCN; held out (6) gymnax's
+jitted rollout and population rollout, blackjax's sampling-book rmh loop, ott's doubly
+vmapped Sinkhorn, jax-md's NVE fori_loop, nanodo's FSDP train step on the 8-device mesh.
+
 Tried and left out, each failing on its own code with today's libraries: purejaxrl's
 ppo_rnn (`nn.GRUCell.initialize_carry` called with Flax 0.7's arguments).
 
