@@ -160,6 +160,26 @@ def test_static_arguments(ip):
     assert [n.title for n in v.full.nodes.values() if n.kind == "input"] == ["jnp.ones(3)"]
 
 
+def test_an_int_a_library_needs_as_a_shape_is_named_static(ip):
+    """`jax.random.split(key, n)` raises JAX's unhashable-parameter TypeError, which names
+    no argument: the one Python int traced is the only one it can be, and is named; with
+    two, which one cannot be told, and the error is JAX's own."""
+    ip.run_cell("def loop(key, n):\n    keys = jax.random.split(key, n)\n"
+                "    return jax.lax.scan(lambda c, k: (c + jax.random.normal(k), c), 0.,"
+                " keys)[1]\n"
+                "def loop2(key, n, m):\n    return jax.random.split(key, n)[:m]")
+    with pytest.raises(UsageError) as e:
+        ip.run_line_magic("jaxpr", "loop(jax.random.key(0), 100)")
+    assert "argument n=100 (an int) is used as a Python value" in str(e.value)
+    assert "%jaxpr --static-argnums 1 loop(jax.random.key(0), 100)" in str(e.value)
+    view = ip.run_line_magic("jaxpr", "-o --static-argnums 1 loop(jax.random.key(0), 100)")
+    assert "scan" in {n.primitive for n in view.full.nodes.values() if n.kind == "op"} | \
+        {c.kind for c in view.full.clusters.values()}
+    with pytest.raises(Exception) as two:
+        ip.run_line_magic("jaxpr", "loop2(jax.random.key(0), 4, 2)")
+    assert "argument n" not in str(two.value) and "argument m" not in str(two.value)
+
+
 def test_depth_and_expand(ip):
     ip.run_cell("@jax.jit\ndef inner(v):\n    return jnp.sin(v) + 1\n"
                 "def outer(v):\n    return inner(v) * inner(v + 1)")

@@ -157,9 +157,9 @@ def concretization_argument(exc: BaseException, call: ArgCall, static_pos: set,
     if not isinstance(exc, (jax.errors.ConcretizationTypeError, TypeError)):
         return None
     m = re.search(r"depends on the value of the argument[s]? [`']?([A-Za-z_][\w]*)", str(exc))
-    if not m:
+    param = m.group(1) if m else _lone_int_traced(exc, call, static_pos, static_names)
+    if param is None:
         return None
-    param = m.group(1)
     if param in call.kwargs and param not in static_names:
         value, index, key = call.kwargs[param], None, param
     elif param in call.params and call.params.index(param) < len(call.args):
@@ -175,6 +175,25 @@ def concretization_argument(exc: BaseException, call: ArgCall, static_pos: set,
     return _static_error(call, f"argument {_label(call, index, key, value)} is used as a "
                          f"Python value while tracing ({type(exc).__name__}: {first})",
                          index, key)
+
+
+# a traced Python int as JAX prints it (`JitTracer(~int32[])`; before 0.8 `Traced<ShapedArray(
+# int32[], weak_type=True)>`): weakly typed, as only a Python number traced is
+_WEAK_INT = re.compile(r"Tracer\(~int(?:32|64)\[\]\)"
+                       r"|ShapedArray\(int(?:32|64)\[\], weak_type=True\)")
+
+
+def _lone_int_traced(exc: BaseException, call: ArgCall, static_pos: set,
+                     static_names: tuple) -> str | None:
+    """The parameter of the one Python int argument traced, where JAX's error names no
+    argument but holds a traced Python int where it needed a value (a shape given to
+    `jax.random.split`); None where it is not the only one, and so cannot be told."""
+    if not isinstance(exc, TypeError) or not _WEAK_INT.search(str(exc)):
+        return None
+    ints = [call.params[i] for i, a in enumerate(call.args) if i not in static_pos
+            and i < len(call.params) and type(a) is int] + \
+        [k for k, v in call.kwargs.items() if k not in static_names and type(v) is int]
+    return ints[0] if len(ints) == 1 else None
 
 
 # ---- partition: what is traced, what is held fixed -------------------------------------
