@@ -533,3 +533,33 @@ def test_a_loop_of_operations_folds_named_for_what_one_iteration_computes(loops)
     # the first layer's backward makes no derivative of its input: beside the 15 alike
     assert "┌ tanh(x @ w) ×15 · backward\n" in grad and \
         "┌ tanh(x @ w) · backward\n" in grad, grad
+
+
+WRAPPED = """
+import equinox as eqx
+
+class Latent(eqx.Module):
+    w: jax.Array
+
+    def _inner(self, x):
+        return jnp.tanh(self.w * x)
+
+    def _sample(self, x):
+        return self._inner(x) + jnp.sin(x)
+
+    def __call__(self, x):
+        y = eqx.filter_vmap(self._sample)(x[None])[0]
+        return eqx.Partial(lambda a, b: self._inner(a) * b, y)(2.0)
+
+latent = Latent(jnp.ones(3))
+"""
+
+
+def test_wrappers_of_the_users_methods_are_no_groups(ip):
+    """`eqx.filter_vmap(self._sample)` calls Equinox's `BoundMethod`, `eqx.Partial` its
+    `__call__`: each only calls the function it holds, which is the group drawn."""
+    ip.run_cell(WRAPPED)
+    view = ip.run_line_magic("jaxpr", "-o --depth all latent(jnp.ones(3))")
+    titles = sorted(c.title for c in view.full.clusters.values())
+    assert not [t for t in titles if t.startswith(("BoundMethod", "Partial"))], titles
+    assert "_sample" in titles and "_inner" in titles, titles

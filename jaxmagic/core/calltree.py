@@ -227,6 +227,16 @@ _USER, _LIBRARY, _CORE_CODE = 0, 1, 2
 _PROMPTS = ("<stdin>", "<console>")
 
 
+def _forwards(obj: Any) -> bool:
+    """A library's callable that only calls the function it holds: a bound method made
+    an object (Equinox's `BoundMethod`, passed to `eqx.filter_vmap`), a partial
+    (`functools.partial`'s kind, Equinox's `eqx.Partial`: `func`, `args`, `keywords`)."""
+    return isinstance(obj, functools.partial) or (
+        callable(getattr(obj, "__func__", None)) and hasattr(obj, "__self__")) or (
+        callable(getattr(obj, "func", None)) and hasattr(obj, "args")
+        and hasattr(obj, "keywords"))
+
+
 class _Recorder:
     def __init__(self) -> None:
         self.library = library_dirs()
@@ -303,8 +313,9 @@ class _Recorder:
                     id(this), id(getattr(this, "__self__", None))):
                 return None       # super().__call__, or a bound method of the same module
             library = self._kind(code) == _LIBRARY
-            if library and type(this).__name__.startswith("_"):
-                return None       # a library's private helper (Equinox's _VmapWrapper)
+            if library and (type(this).__name__.startswith("_") or _forwards(this)):
+                return None       # a library's private helper (Equinox's _VmapWrapper),
+                # or a wrapper that calls a function it holds: that function is the group
             if self.bases and isinstance(this, self.bases) or self._is_user(code):
                 # a library's own module (Flax's or Haiku's) may be a wrapper
                 return type(this).__name__, library
