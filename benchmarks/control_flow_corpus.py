@@ -36,13 +36,12 @@ reported apart, never used to tune): gymnax (rl), blackjax and ott-jax (search),
 from __future__ import annotations
 
 import ast
-import json
 import re
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from upstream_corpus import Body, Cells, Folder, Script, Without, _show, stand_in  # noqa: F401
+from upstream_corpus import Body, Cells, Folder, Script, Without, _show, source_text, stand_in  # noqa: F401
 from upstream_heldout import Notebook
 
 MCTX = ("google-deepmind+mctx", "b53073fd5035618228a717e29254e36ceb6f0645")
@@ -78,10 +77,7 @@ class Span:
     cell: int | None = None
 
     def sources(self, mirrors: Path) -> list[str]:
-        text = _show(mirrors, self.repo, self.path)
-        if self.cell is not None:
-            code = [c for c in json.loads(text)["cells"] if c["cell_type"] == "code"]
-            text = "".join(code[self.cell - 1]["source"])
+        text = source_text(mirrors, self.repo, self.path, self.cell)
         lines = text.splitlines()
         tree = ast.parse(text)
         func = tree if self.func is None else next(

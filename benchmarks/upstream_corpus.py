@@ -74,6 +74,15 @@ def _show(mirrors: Path, repo: tuple[str, str], path: str) -> str:
                           text=True).stdout
 
 
+def source_text(mirrors: Path, repo: tuple[str, str], path: str, cell: int | None) -> str:
+    """A file at its pinned commit, or its notebook's code cell `cell` (from 1)."""
+    text = _show(mirrors, repo, path)
+    if cell is None:
+        return text
+    code = [c for c in json.loads(text)["cells"] if c["cell_type"] == "code"]
+    return "".join(code[cell - 1]["source"])
+
+
 # The first cell of every row: the last rows' upstream modules and absl flags forgotten
 # (two Haiku examples both define `learning_rate`; both jax's and Haiku's are `examples`;
 # Flax's `configs` folders, having no `__init__.py`, are namespace packages with no file).
@@ -146,10 +155,7 @@ class Body:
     cell: int | None = None
 
     def sources(self, mirrors: Path) -> list[str]:
-        text = _show(mirrors, self.repo, self.path)
-        if self.cell is not None:
-            code = [c for c in json.loads(text)["cells"] if c["cell_type"] == "code"]
-            text = "".join(code[self.cell - 1]["source"])
+        text = source_text(mirrors, self.repo, self.path, self.cell)
         lines = ["" if line.lstrip().startswith("%") else line for line in text.splitlines()]
         tree = ast.parse("\n".join(lines))
         if self.func == "__main__":
