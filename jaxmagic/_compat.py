@@ -161,6 +161,35 @@ def source_instruction(eqn: Any, skip: Callable[[str], bool] | None = None) -> t
     return next(_user_raw_frames(eqn, skip), None)
 
 
+def callee_entry(sub: Any) -> tuple[str, int] | None:
+    """(file, first line) of the function a call's jaxpr traced, from its debug info
+    (`_where at …/jax/_src/numpy/util.py:300`)."""
+    info = getattr(open_jaxpr(sub), "debug_info", None)
+    m = re.fullmatch(r".* at (.+):(\d+)", getattr(info, "func_src_info", None) or "")
+    return (m[1], int(m[2])) if m else None
+
+
+def beyond_callee(eqn: Any, entry: tuple[str, int],
+                  skip: Callable[[str], bool] = lambda file: False) -> bool:
+    """Whether `eqn`, inside a call of the function at `entry`, has no user frame inside
+    that function (none outside JAX and `skip`): its user line is the caller's. JAX 0.7-0.8
+    keep a call's frames past the function it traced, and where the trace is reused
+    (`jnp.where` called again with the same types) they are the first caller's."""
+    from jax._src import source_info_util
+
+    def users(file: str) -> bool:
+        return source_info_util.is_user_filename(file) and not file.startswith(_OWN_DIR) \
+            and not skip(file)
+
+    tb = eqn.source_info.traceback
+    for code in (tb.raw_frames()[0] if tb else ()):
+        if (code.co_filename, code.co_firstlineno) == entry:
+            return not users(code.co_filename)
+        if users(code.co_filename):
+            return False
+    return False
+
+
 def is_backward(eqn: Any) -> bool:
     """Emitted by reverse-mode differentiation (a transpose in its name stack)."""
     return "transpose(" in name_stack(eqn)

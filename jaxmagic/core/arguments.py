@@ -177,9 +177,10 @@ def concretization_argument(exc: BaseException, call: ArgCall, static_pos: set,
                          index, key)
 
 
-# a traced Python int as JAX prints it (`JitTracer(~int32[])`; before 0.8 `Traced<ShapedArray(
-# int32[], weak_type=True)>`): weakly typed, as only a Python number traced is
-_WEAK_INT = re.compile(r"Tracer\(~int(?:32|64)\[\]\)"
+# a traced Python int as JAX prints it (`JitTracer(~int32[])`, on 0.7-0.8 `JitTracer<~int32[]>`,
+# before `Traced<ShapedArray(int32[], weak_type=True)>`): weakly typed, as only a Python
+# number traced is
+_WEAK_INT = re.compile(r"Tracer[(<]~int(?:32|64)\[\][)>]"
                        r"|ShapedArray\(int(?:32|64)\[\], weak_type=True\)")
 
 

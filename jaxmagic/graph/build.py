@@ -21,7 +21,7 @@ from ..core.jaxprs import CALLS, COLLECTIVES, NO_DATA, aval_str, bodies, jaxpr_p
 from ..core.libraries import equinox
 from ..core.trace import Traced
 from . import groups, repeats
-from .model import CAPTURED, Draft, Graph, Node, ancestors, short
+from .model import CAPTURED, Draft, Graph, Node, Site, ancestors, short
 from .sites import call_sites, equation_site
 
 
@@ -165,6 +165,7 @@ class _Builder(Draft):
         self.specs = dict(specs or {})     # the mesh axes of each dimension, by variable
         self.sharding = sharding
         self.around: list[tuple[str, ...]] = [()]   # the scopes of the equations walked
+        self.callees: list[tuple[str, int] | None] = [None]   # the functions called around
 
     def label_of(self, atom: Any) -> str:
         found = None if _compat.is_literal(atom) else self.types.get(atom)
@@ -246,6 +247,9 @@ class _Builder(Draft):
         self.num_equations += 1
         prim = eqn.primitive.name
         site = equation_site(eqn, self.is_library_file)
+        if self.callees[-1] and \
+                _compat.beyond_callee(eqn, self.callees[-1], self.is_library_file):
+            site = Site()    # the line is its call's: one the trace was made for, or stale
         kind = CALLS.get(prim)
         subs = bodies(eqn)
         loop = {"scan": self.scan, "cond": self.cond, "while": self.while_}.get(prim)
@@ -333,7 +337,9 @@ class _Builder(Draft):
             return
         c = self.cluster(kind, title, parent, level + 1, detail, site,
                          backward=_compat.is_backward(eqn))
+        self.callees.append(_compat.callee_entry(sub))
         ienv = self._inner(sub, list(eqn.invars), env, c, level + 1, alias=name or "")
+        self.callees.pop()
         self._outputs(eqn, list(_compat.open_jaxpr(sub).outvars), ienv, env, c)
 
     def scan(self, eqn, env, parent, level, site) -> None:
