@@ -8,6 +8,10 @@ JAX    ?=
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export XLA_FLAGS ?= --xla_force_host_platform_device_count=8
+# pytest workers (pytest-xdist): one per core, up to 4; each has its own JAX, shell,
+# kernels and browser, so tests share nothing but the machine
+JOBS   ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$((n < 4 ? n : 4)))
+PYTEST := $(BIN)/python -m pytest -q -n $(JOBS)
 
 .PHONY: demo test test-jax test-fast bench gallery system clean
 
@@ -26,16 +30,16 @@ demo: $(STAMP)
 	$(BIN)/python scripts/demo.py examples/00_tour.ipynb build/00_tour.html
 
 test: $(STAMP) system
-	$(BIN)/python -m pytest -q
+	$(PYTEST)
 
 # All but the browser tests (Chromium, JupyterLab, Notebook 7, VS Code: two thirds of the
 # suite's time), which check what a page does with outputs JAX's version does not shape.
 test-jax: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not browser"
+	$(PYTEST) -m "not browser"
 
 # Without the browser, notebook, JupyterLab and multi-process tests (a few minutes).
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow and not browser"
+	$(PYTEST) -m "not slow and not browser"
 
 bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
