@@ -11,6 +11,10 @@ Beside them: a plain `jax.jit` compile + run of the same gradient, the program's
 memory (XLA's memory_analysis) and the one with the summaries, and a budgeted run.
 Targets: (b) ≤ 3 s on this CPU and ≤ 2× the plain compile + run; extra memory ≤ the
 program's own peak.
+
+Then loops (`loops`): training steps in a `lax.fori_loop`, where `--values` compiles the
+loop once with every summary of its body inside, against a plain `jax.jit` compile + run of
+the same program, first call included (target of issue 44: ≤ 2×).
 """
 import os
 import sys
@@ -72,6 +76,37 @@ def main(layers: int = 16) -> None:
           f"{'met' if held - own <= own else 'MISSED'}")
 
 
+def loops() -> None:
+    """`--values` of training loops, first call, against jax.jit's compile + run."""
+    import jax.numpy as jnp
+
+    def mlp(p, x):
+        for w in p:
+            x = jnp.tanh(x @ w)
+        return jnp.mean(x ** 2)
+
+    def sgd(loss):
+        def train(p, x):
+            def step(i, p):
+                return jax.tree.map(lambda w, g: w - 0.1 * g, p, jax.grad(loss)(p, x))
+            return jax.lax.fori_loop(0, 10, step, p)
+        return train
+
+    cases = {"8-layer MLP, 10 SGD steps in fori_loop": (
+                 sgd(mlp), ([jnp.ones((32, 32)) * 0.1 for _ in range(8)],
+                            jnp.ones((16, 32)))),
+             "4-layer transformer, 10 SGD steps in fori_loop": (sgd(model), make(4))}
+    for name, (f, args) in cases.items():
+        traced = T.trace(BoundCall(f, args, {}, ["params", "x"], {}, "train(params, x)"))
+        flat = flat_args(traced)
+        _, plain = timed(lambda: jax.jit(f)(*args))
+        flow, took = timed(lambda: V.summarise(traced, flat))
+        print(f"  {name} ({V.jaxpr_size(traced.jaxpr)} equations, "
+              f"{len(flow.summaries)} values): plain compile + run {plain:5.2f} s, --values "
+              f"{took:5.2f} s ({took / plain:.1f}×; target ≤ 2×: "
+              f"{'met' if took <= 2 * plain else 'MISSED'})")
+
+
 def design_b(layers: int) -> float:
     """(b) against (a) on a smaller gradient: (b)'s compile grows with every summary's
     reduction kernel (and XLA constant-folds some), past minutes at 16 layers."""
@@ -108,3 +143,5 @@ def op_by_op_peak(traced, args) -> float:
 
 if __name__ == "__main__":
     main(int(sys.argv[1]) if len(sys.argv) > 1 else 16)
+    print("loops:")
+    loops()

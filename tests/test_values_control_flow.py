@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+import jax
 import numpy as np
 import pytest
 from conftest import run
@@ -301,3 +302,45 @@ def test_the_headline_never_contradicts_the_panel(ip, case):
     assert ("all finite" in headline) == (not nonfinite), headline
     assert ("every value finite" in panel) == (not nonfinite), panel
     assert said in panel and (said in values.text() or said == "every value finite")
+
+
+def test_the_rows_a_body_makes_together_are_each_values_own(monkeypatch):
+    """In a compiled body the summaries of values of one size are made together, stacked
+    and reduced along the stack; every field is the one the value's own reduction gives:
+    NaN, ±Inf, zeros, complex, integer and boolean values, partial rows past the budget,
+    stacks split where they are full, a value of a size of its own."""
+    from jaxmagic.core import summary_rows as S
+
+    monkeypatch.setattr(S, "SHARED_ELEMENTS", 40)      # three of 12 elements a stack
+    rng = np.random.default_rng(0)
+    values = [rng.normal(size=(3, 4)).astype(np.float32) * 1e3,
+              np.array([np.nan, np.inf, -np.inf, 0.0, 2.5, 1, 2, 3, 4, 5, 6, 7], np.float32),
+              np.full(12, np.nan, np.float32), np.zeros((2, 6), np.float32),
+              (rng.normal(size=12) + 1j * rng.normal(size=12)).astype(np.complex64),
+              np.arange(-5, 7, dtype=np.int32), rng.normal(size=(4, 3)) > 0,
+              rng.normal(size=12).astype(np.float32) + 7.0,
+              rng.normal(size=12).astype(np.float32), np.float32(3.0)]
+    fulls = [True, True, True, False, True, True, True, True, False, True]
+
+    def both(*xs):
+        pending = [S.Pending(x, full) for x, full in zip(xs, fulls)]
+        S.resolve(pending)
+        return [p.row for p in pending], [S._traced_row(x, S.kind_of(x), full)
+                                          for x, full in zip(xs, fulls)]
+
+    shared, alone = jax.jit(both)(*values)
+    for x, a, b in zip(values, shared, alone):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-3,
+                                   err_msg=str(x))
+
+
+def test_a_diverging_loops_summaries_warn_of_nothing(ip):
+    """A loop whose values overflow pools infinite spreads on the host: the user sees the
+    Inf on the graph, and no RuntimeWarning of numpy's below the cell."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        view = values_of(ip, "def f(x):\n    return jax.lax.fori_loop(0, 30, lambda i, x: x ** 3,"
+                         " x)", "f(jnp.array([2., 3.]))")
+    assert any(s.pinf for s in view.values.flow.summaries.values())

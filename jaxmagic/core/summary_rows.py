@@ -103,38 +103,87 @@ def _traced_row(x: Any, kind: str, full: bool) -> Any:
     init = tuple(f(v) for v in (0, 0, 0, 0, 0, 0, jnp.inf, -jnp.inf))
     fin, nan, pinf, zeros, s1, s2, lo, hi = jax.lax.reduce(ops, init, _add, (0,))
     n = f(x.size)
-    total = s1 + shift * fin
+    total = s1 + shift * fin if full else s1     # a partial row's sum is 0, as on the host
     m2 = jnp.maximum(s2 - s1 * s1 / jnp.maximum(fin, 1.0), 0.0)
     return jnp.stack([n, nan, pinf, n - fin - nan - pinf, zeros, fin, total, m2, lo, hi,
                       jnp.where(fin < n, 0.0, -1.0), jnp.where(nan > 0, 0.0, -1.0)])
 
 
+# traced values of one size are summarised together, stacked as the rows of one array
+# reduced along them (XLA:CPU compiles one kernel for the lot, where one for each cost some
+# 40 ms); at most this many elements in a stack, a copy that costs memory
+SHARED_ELEMENTS = 2 ** 20
+
+
+class Pending:
+    """The summary row of a traced value, made with its body's others by `resolve`."""
+    __slots__ = ("x", "full", "row")
+
+    def __init__(self, x: Any, full: bool) -> None:
+        self.x, self.full, self.row = x, full, None
+
+
+def resolve(pending: list[Pending]) -> None:
+    """Set each pending row: the values of one size (and budget) stacked and reduced
+    together, SHARED_ELEMENTS elements at most at a time."""
+    alike: dict[tuple[int, bool], list[Pending]] = {}
+    for p in pending:
+        if p.row is None:
+            alike.setdefault((p.x.size, p.full), []).append(p)
+    for (n, full), group in alike.items():
+        per = max(1, SHARED_ELEMENTS // n)
+        for k in range(0, len(group), per):
+            _stacked_rows(group[k:k + per], full)
+
+
+def _stacked_rows(group: list[Pending], full: bool) -> None:
+    if len(group) == 1:
+        group[0].row = _traced_row(group[0].x, kind_of(group[0].x), full)
+        return
+    xs = jax.lax.optimization_barrier(tuple(p.x for p in group))    # as in _traced_row
+    stack = jnp.stack([(jnp.abs(x) if jnp.iscomplexobj(x) else x).astype(jnp.float32)
+                       .ravel() for x in xs])
+    rows = jax.vmap(lambda x: _traced_row(x, FLOAT, full))(stack)
+    for p, r in zip(group, rows):
+        p.row = r
+
+
 def over_iterations(rows: Any, reverse: bool = False) -> Any:
     """Rows stacked over a loop's iterations ([L, V, WIDTH]) as one row per value: sums,
     the pooled spread (Chan's), the range, and the first iteration (by position along
-    the scanned axis) each went non-finite."""
-    length = rows.shape[0]
+    the scanned axis) each went non-finite. On the host where `rows` is (no compile)."""
+    xp, length = _xp(rows), rows.shape[0]
     count = rows[..., FINITE]
     sums = rows[..., SUM]
     fin = count.sum(0)
-    mean = sums.sum(0) / jnp.maximum(fin, 1.0)
-    own = sums / jnp.maximum(count, 1.0)
-    m2 = (rows[..., M2] + jnp.where(count > 0, count * (own - mean) ** 2, 0.0)).sum(0)
-    out = rows.sum(0)
-    out = out.at[:, M2].set(m2).at[:, MIN].set(rows[..., MIN].min(0))
-    out = out.at[:, MAX].set(rows[..., MAX].max(0))
-    for col in (BAD_AT, NAN_AT):
-        out = out.at[:, col].set(first_iteration(rows[..., col] >= 0, reverse, length))
-    return out
+    with np.errstate(all="ignore"):     # a diverging loop's spread is inf: no warning
+        mean = sums.sum(0) / xp.maximum(fin, 1.0)
+        own = sums / xp.maximum(count, 1.0)
+        m2 = (rows[..., M2] + xp.where(count > 0, count * (own - mean) ** 2, 0.0)).sum(0)
+    return _with(rows.sum(0), {M2: m2, MIN: rows[..., MIN].min(0),
+                               MAX: rows[..., MAX].max(0),
+                               **{col: first_iteration(rows[..., col] >= 0, reverse, length)
+                                  for col in (BAD_AT, NAN_AT)}})
 
 
 def first_iteration(flags: Any, reverse: bool, length: int) -> Any:
     """The first iteration run (`reverse`: counted from the end) where `flags` ([L, ...])
     holds, as its position along the loop's axis; -1 where none does."""
+    xp = _xp(flags)
     order = flags[::-1] if reverse else flags
-    t = jnp.argmax(order, axis=0)
+    t = xp.argmax(order, axis=0)
     where = (length - 1 - t) if reverse else t
-    return jnp.where(order.any(0), where, -1).astype(jnp.float32)
+    return xp.where(order.any(0), where, -1).astype(np.float32)
+
+
+def _xp(*arrays: Any) -> Any:
+    return jnp if any(_compat.is_tracer(a) for a in arrays) else np
+
+
+def _with(rows: Any, cols: dict[int, Any]) -> Any:
+    """`rows` ([V, WIDTH]) with the columns `cols` holds in place of its own."""
+    return _xp(rows, *cols.values()).stack(
+        [cols[c] if c in cols else rows[:, c] for c in range(WIDTH)], axis=-1)
 
 
 def born_flags(out_rows: list, in_rows: list) -> Any:
@@ -150,27 +199,59 @@ def born_flags(out_rows: list, in_rows: list) -> Any:
     return xp.where(xp.stack([born, nan]), 0.0, -1.0).astype(np.float32)
 
 
+def born_all(equations: list[tuple[list, list]]) -> list:
+    """`born_flags` of each (output rows, input rows) in a traced body at once: the rows'
+    flags in one array, pooled per equation by segment sums (XLA compiles a few kernels,
+    not some for each equation)."""
+    out: list = [jnp.asarray([-1.0, -1.0], np.float32)] * len(equations)
+    live = [j for j, (outs, ins) in enumerate(equations)
+            if outs and all(r is not None for r in outs + ins)]
+    if not live:
+        return out
+    refs: dict[int, int] = {}
+    rows: list = []
+    pairs: dict[bool, tuple[list, list]] = {True: ([], []), False: ([], [])}
+    for e, j in enumerate(live):
+        for is_out, part in ((True, equations[j][0]), (False, equations[j][1])):
+            for r in part:
+                if id(r) not in refs:
+                    refs[id(r)] = len(rows)
+                    rows.append(r)
+                pairs[is_out][0].append(e)
+                pairs[is_out][1].append(refs[id(r)])
+    flags = (jnp.stack([jnp.asarray(r, jnp.float32) for r in rows])[:, [BAD_AT, NAN_AT]]
+             >= 0).astype(jnp.float32)
+
+    def seen(eqs: list, at: list) -> Any:
+        if not at:
+            return jnp.zeros((len(live), 2), bool)
+        return jax.ops.segment_sum(flags[np.asarray(at)], np.asarray(eqs, np.int32),
+                                   len(live), indices_are_sorted=True) > 0
+
+    born = jnp.where(seen(*pairs[True]) & ~seen(*pairs[False]), 0.0, -1.0) \
+        .astype(np.float32)
+    for e, j in enumerate(live):
+        out[j] = born[e]
+    return out
+
+
 
 
 def over_devices(rows: Any) -> Any:
     """Rows of each device's block ([D, V, WIDTH]) as the global value's: pooled as a
     loop's iterations are, each iteration the earliest any device saw."""
-    out = over_iterations(rows)
-    for col in (BAD_AT, NAN_AT):
-        out = out.at[:, col].set(earliest(rows[..., col]))
-    return out
+    return _with(over_iterations(rows), {col: earliest(rows[..., col])
+                                         for col in (BAD_AT, NAN_AT)})
 
 
 def earliest(at: Any) -> Any:
     """The smallest non-negative entry along axis 0, else -1."""
-    seen = at >= 0
-    return jnp.where(seen.any(0), jnp.where(seen, at, jnp.inf).min(0), -1.0)
+    xp, seen = _xp(at), at >= 0
+    return xp.where(seen.any(0), xp.where(seen, at, xp.inf).min(0), -1.0)
 
 
 def accumulate(acc: Any, rows: Any, t: Any) -> Any:
     """A while loop's rows so far, with this iteration's (`t`) pooled in."""
-    pooled = over_iterations(jnp.stack([acc, rows]))
-    for col in (BAD_AT, NAN_AT):
-        pooled = pooled.at[:, col].set(jnp.where(acc[:, col] >= 0, acc[:, col],
-                                                 jnp.where(rows[:, col] >= 0, t, -1.0)))
-    return pooled
+    return _with(over_iterations(jnp.stack([acc, rows])), {
+        col: jnp.where(acc[:, col] >= 0, acc[:, col], jnp.where(rows[:, col] >= 0, t, -1.0))
+        for col in (BAD_AT, NAN_AT)})

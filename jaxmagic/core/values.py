@@ -38,12 +38,15 @@ from .summary_rows import (
     EMPTY,
     FLOAT,
     INTEGER,
+    KEY,
     NAN,
     NINF,
     OTHER,
     PINF,
     WIDTH,
+    Pending,
     accumulate,
+    born_all,
     born_flags,
     earliest,
     first_iteration,
@@ -51,6 +54,7 @@ from .summary_rows import (
     masked_row,
     over_devices,
     over_iterations,
+    resolve,
     row,
 )
 
@@ -85,15 +89,39 @@ class _Entry:
     vid: tuple | None
 
 
+@dataclass
+class _Waiting:
+    """An equation's born flags, to be made from its rows once they are."""
+    outs: list
+    ins: list
+
+
 class _Frame:
-    """What one body records: rows by value id and born flags by equation, in order."""
+    """What one body records: rows by value id and born flags by equation, in order.
+    In a traced body a row is `Pending` and a born flag waits for the rows it reads,
+    until `settle` makes them all at once."""
 
     def __init__(self, loops: tuple = ()):
         self.loops = loops
         self.rows: dict[tuple, Any] = {}
         self.born: dict[int, Any] = {}
+        self.pending: list[Pending] = []
+
+    def settle(self) -> None:
+        """Make the pending rows, then the born flags that read them: before the body's
+        rows are read, or a body inside it reads its values' rows (in their own trace)."""
+        if not self.pending:
+            return
+        resolve(self.pending)
+        self.pending = []
+        self.rows = {vid: settled(r) for vid, r in self.rows.items()}
+        waiting = [e for e, b in self.born.items() if isinstance(b, _Waiting)]
+        made = born_all([([settled(r) for r in self.born[e].outs],
+                          [settled(r) for r in self.born[e].ins]) for e in waiting])
+        self.born.update(zip(waiting, made))
 
     def stacked(self) -> tuple[Any, Any]:
+        self.settle()
         values = list(self.rows.values()) + list(self.born.values())
         xp = jnp if any(_compat.is_tracer(v) for v in values) else np
         rows = xp.stack(list(self.rows.values())) if self.rows else \
@@ -103,6 +131,8 @@ class _Frame:
         return rows, born
 
     def absorb(self, ids: list, eqns: list, rows: Any, born: Any) -> None:
+        if not _compat.is_tracer(rows):     # on the host, read row by row for free
+            rows, born = np.asarray(rows), np.asarray(born)
         for i, vid in enumerate(ids):
             self.rows[vid] = rows[i]
         for i, e in enumerate(eqns):
@@ -132,14 +162,20 @@ class Walk:
         self.by_zero_in: dict[int, str] = {}
         self.calling = ""      # the JAX function of the call opened around (its name)
 
-    def row_of(self, x: Any, key: Any, full: bool = True) -> Any:
-        """`row(x)`, or None for a value inside a compiled body past its budget."""
+    def row_of(self, x: Any, key: Any, full: bool = True, frame: _Frame | None = None) \
+            -> Any:
+        """`row(x)`, or None for a value inside a compiled body past its budget; a traced
+        value's is pending in `frame` where one is given."""
         if _compat.is_tracer(x) and self.body_index is not None and key not in \
                 self.in_program:
             if len(self.in_program) >= self.compiled_budget:
                 self.capped.setdefault(self.body_index, set()).add(key)
                 return None
             self.in_program.add(key)
+        if frame is not None and _compat.is_tracer(x) and x.size and \
+                kind_of(x) not in (KEY, OTHER):
+            frame.pending.append(Pending(x, full))
+            return frame.pending[-1]
         return row(x, full)
 
     # -- values --------------------------------------------------------------------------
@@ -154,7 +190,7 @@ class Walk:
         if vid not in frame.rows:
             self.full += full
             self.left_out += not full
-        r = self.row_of(x, vid, full) if aval is not None else EMPTY.copy()
+        r = self.row_of(x, vid, full, frame) if aval is not None else EMPTY.copy()
         if r is not None:
             frame.rows[vid] = r
         return _Entry(x, r, vid)
@@ -218,6 +254,7 @@ class Walk:
                  index: int) -> list[_Entry]:
         """A body run as one compiled loop or shard_map; where it could not summarise
         every value inside (its budget), it stands as one equation for the origin."""
+        frame.settle()     # the rows its body's equations read as their inputs'
         outer = self.body_index is None
         if outer:
             self.body_index, self.in_program = index, set()
@@ -237,7 +274,8 @@ class Walk:
     def leaf(self, eqn: Any, ins: list[_Entry], values: list, frame: _Frame,
              index: int) -> list[_Entry]:
         outs = [self.record(frame, (index, k), x) for k, x in enumerate(values)]
-        frame.born[index] = born_flags([o.row for o in outs], [e.row for e in ins])
+        rows = [o.row for o in outs], [e.row for e in ins]
+        frame.born[index] = _Waiting(*rows) if frame.pending else born_flags(*rows)
         if eqn.primitive.name == "div" and self.avals[(index, 0)][1] == INTEGER:
             self._by_zero(frame, index, ins[1].value, values[0])
         self.equations[index] = Equation(index, eqn.primitive.name,
@@ -309,6 +347,8 @@ class Walk:
 
     def _reduced(self, frame: _Frame, ids: dict, rows: Any, born: Any,
                  reverse: bool) -> None:
+        if not _compat.is_tracer(rows):     # pooled on the host: no compile
+            rows, born = np.asarray(rows), np.asarray(born)
         length = rows.shape[0]
         frame.absorb(ids["rows"], ids["born"], over_iterations(rows, reverse)
                      if length else rows.sum(0),
@@ -395,8 +435,10 @@ class Walk:
                                    (tuple(out_specs), every, every))
         # compiled: called as it is, shard_map would run its body op by op on each device
         outs, rows, born = jax.jit(mapped)(*[e.value for e in ins])
+        if not _compat.is_tracer(rows):     # pooled on the host: no compile
+            rows, born = np.asarray(rows), np.asarray(born)
         frame.absorb(ids["rows"], ids["born"], over_devices(rows),
-                     jnp.stack([earliest(born[..., k]) for k in range(2)], -1))
+                     earliest(born))
         return list(outs)
 
     def cond(self, eqn: Any, ins: list[_Entry], frame: _Frame, index: int) -> list:
@@ -424,6 +466,7 @@ class Walk:
                 outs, sub = self.body(branches[k], [_Entry(v, e.row, e.vid) for v, e in
                                                     zip(ops, ins[1:])], frame.loops,
                                       starts[k])
+                sub.settle()
                 empty, unborn = jnp.asarray(EMPTY, jnp.float32), jnp.full(2, -1.0, jnp.float32)
                 rows = jnp.stack([sub.rows.get(v, empty) for v in all_rows]) \
                     if all_rows else jnp.zeros((0, WIDTH), jnp.float32)
@@ -437,6 +480,10 @@ class Walk:
                                           *[e.value for e in ins[1:]])
         frame.absorb(all_rows, all_born, rows, born)
         return list(outs)
+
+
+def settled(r: Any) -> Any:
+    return r.row if isinstance(r, Pending) else r
 
 
 def _last_uses(jaxpr: Any) -> dict[int, list]:
