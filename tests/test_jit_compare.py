@@ -496,3 +496,17 @@ def test_fmt_time():
     assert fmt_time(2.0) == "2 s"
     assert fmt_time(850e-9) == "850 ns"
     assert fmt_time(None) == "—"
+
+
+def test_an_eager_call_longer_than_the_budget_runs_once_more_and_is_said_as_it_is(sh):
+    """A function slower than the whole budget op by op: eager runs twice (the first call
+    and one timed call), not again to check its results vary, and the note says it is
+    slow, not that JAX compiled its operations (the steady call is as slow)."""
+    run(sh, "import time\ncalls = []\ndef slow(x):\n    calls.append(type(x).__name__)\n"
+            "    time.sleep(0.3)\n    return x * 2")
+    m = sh.run_line_magic("jit_compare", "--budget 0.2 -o slow(jnp.ones(3))")
+    eager = [c for c in sh.user_ns["calls"] if "Tracer" not in c]
+    assert len(eager) == 2, sh.user_ns["calls"]
+    note = next(n for n in m.notes if n.startswith("the first eager call"))
+    assert "compiled" not in note and "timed from 1 call more" in note, note
+    assert m.eager_varies is None
