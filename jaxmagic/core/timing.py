@@ -497,15 +497,7 @@ class _Measurement:
             lambda: timer.run(m.budget_s - share, self.number, self.repeat, m.eager_runs))
         m.eager_s, m.eager_spread_s = median_spread(m.eager_runs)
         if m.eager_first_s > m.budget_s:
-            # the first call's extra time is JAX compiling each operation op by op, where
-            # the steady calls are much faster; else the function is this slow
-            why = "op by op, JAX compiled each operation the first time it ran; " \
-                if m.eager_s and m.eager_first_s > 2 * m.eager_s else ""
-            calls = len(m.eager_runs) * (m.eager_loops or 1)
-            m.notes.append(f"the first eager call took {m.eager_first_s:.1f} s, outside the "
-                           f"timing budget ({m.budget_s:g} s): {why}eager is timed from "
-                           f"{calls} call{'s' if calls > 1 else ''} more (--no-eager skips "
-                           "eager)")
+            m.notes.append(_slow_eager_note(m))
         # one call more, to see whether eager results vary: unless a steady call alone
         # outruns eager's share of the budget (then not known, and not said)
         if m.eager_s is not None and m.eager_s <= m.budget_s - share:
@@ -558,6 +550,17 @@ class _Measurement:
         m.eager_retrace_reasons = [clean_miss(s) for s in eager_misses[:3]]
         m.hints = hints(m)
         m.total_s = time.perf_counter() - self.t_start
+
+
+def _slow_eager_note(m: JitMeasurement) -> str:
+    """Why the first eager call outran the budget: JAX compiling each operation op by
+    op where the steady calls are much faster, else the function is this slow."""
+    why = "op by op, JAX compiled each operation the first time it ran; " \
+        if m.eager_s and m.eager_first_s > 2 * m.eager_s else ""
+    calls = len(m.eager_runs) * (m.eager_loops or 1)
+    return (f"the first eager call took {m.eager_first_s:.1f} s, outside the timing budget "
+            f"({m.budget_s:g} s): {why}eager is timed from {calls} call"
+            f"{'s' if calls > 1 else ''} more (--no-eager skips eager)")
 
 
 def _name_updates(leaves: list, updated: list) -> None:

@@ -167,10 +167,11 @@ def _render_dot(dot: str, timeout: float, png: bool) -> Drawing:
             cmd += ["-Tpng:gd", "-o", str(png_path)]
         with open(Path(tmp, "stderr"), "w+b") as err:
             # stdout, on which `dot -o` writes nothing, is a pipe that tells when it exits
+            start = time.monotonic()
             proc = subprocess.Popen(cmd + [str(dot_path)], stdin=subprocess.DEVNULL,
                                     stdout=subprocess.PIPE, stderr=err)
             try:
-                _wait(lambda seconds: _exited(proc, seconds), timeout)
+                _wait(lambda seconds: _exited(proc, seconds), timeout, start)
             finally:
                 if proc.poll() is None:
                     proc.kill()
@@ -205,17 +206,21 @@ def _deflated(png: bytes) -> bytes:
     return b"".join(out)
 
 
-def _wait(finished, timeout: float) -> None:
+def _wait(finished, timeout: float, start: float | None = None) -> None:
     """Wait for `finished(seconds)` (waits up to `seconds`, says whether the work is done)
-    in short steps: LayoutTimeout past `timeout` seconds, KeyboardInterrupt at once on
-    Ctrl-C (even one whose exception Python swallowed)."""
-    deadline = time.monotonic() + timeout
+    in short steps: LayoutTimeout past `timeout` seconds from `start` (the work's, by
+    `time.monotonic`; a process that ended before the wait began is still timed from its
+    start), KeyboardInterrupt at once on Ctrl-C (even one whose exception Python
+    swallowed)."""
+    deadline = (time.monotonic() if start is None else start) + timeout
     with interrupt.ctrl_c_noted():
         while not finished(min(0.02, max(0.0, deadline - time.monotonic()))):
             interrupt.stop_if_interrupted()
             if time.monotonic() >= deadline:
                 raise LayoutTimeout(f"layout took longer than {timeout:g} s")
         interrupt.stop_if_interrupted()
+        if start is not None and time.monotonic() > deadline:
+            raise LayoutTimeout(f"layout took longer than {timeout:g} s")
 
 
 def _exited(proc: subprocess.Popen, seconds: float) -> bool:
