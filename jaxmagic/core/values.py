@@ -131,8 +131,7 @@ class _Frame:
         return rows, born
 
     def absorb(self, ids: list, eqns: list, rows: Any, born: Any) -> None:
-        if not _compat.is_tracer(rows):     # on the host, read row by row for free
-            rows, born = np.asarray(rows), np.asarray(born)
+        rows, born = on_host(rows, born)
         for i, vid in enumerate(ids):
             self.rows[vid] = rows[i]
         for i, e in enumerate(eqns):
@@ -347,8 +346,7 @@ class Walk:
 
     def _reduced(self, frame: _Frame, ids: dict, rows: Any, born: Any,
                  reverse: bool) -> None:
-        if not _compat.is_tracer(rows):     # pooled on the host: no compile
-            rows, born = np.asarray(rows), np.asarray(born)
+        rows, born = on_host(rows, born)
         length = rows.shape[0]
         frame.absorb(ids["rows"], ids["born"], over_iterations(rows, reverse)
                      if length else rows.sum(0),
@@ -435,8 +433,7 @@ class Walk:
                                    (tuple(out_specs), every, every))
         # compiled: called as it is, shard_map would run its body op by op on each device
         outs, rows, born = jax.jit(mapped)(*[e.value for e in ins])
-        if not _compat.is_tracer(rows):     # pooled on the host: no compile
-            rows, born = np.asarray(rows), np.asarray(born)
+        rows, born = on_host(rows, born)
         frame.absorb(ids["rows"], ids["born"], over_devices(rows),
                      earliest(born))
         return list(outs)
@@ -480,6 +477,15 @@ class Walk:
                                           *[e.value for e in ins[1:]])
         frame.absorb(all_rows, all_born, rows, born)
         return list(outs)
+
+
+def on_host(rows: Any, born: Any) -> tuple[Any, Any]:
+    """A loop's or shard_map's rows as numpy arrays, unless traced (a body inside a body):
+    pooled and read row by row on the host with no compile (op by op, each JAX operation
+    would compile on first use)."""
+    if _compat.is_tracer(rows) or _compat.is_tracer(born):
+        return rows, born
+    return np.asarray(rows), np.asarray(born)
 
 
 def settled(r: Any) -> Any:
