@@ -560,10 +560,13 @@ _PUBLIC_FILES = (("numpy/linalg.py", "jnp.linalg."), ("numpy/fft.py", "jnp.fft."
                  ("lax/", "lax."))
 
 
-def library_function(eqn: Any) -> str:
+def library_function(eqn: Any, body_of: str = "") -> str:
     """The JAX function the user's line called to emit `eqn` (`jnp.linalg.norm`), read
     from its frames: the outermost public one inside the user's frame; "" for an
-    operator or a method (`x ** 2`), or an equation of the user's own."""
+    operator or a method (`x ** 2`), or an equation of the user's own. Inside the body
+    of a call named `body_of` the walk ends at that function's frame: JAX reuses a
+    jitted function's traced body, whose frames beyond it are those of the program
+    that first traced it (`norm` first traced under `jax.scipy.optimize.minimize`)."""
     tb = eqn.source_info.traceback
     found = ""
     for code in (tb.raw_frames()[0] if tb else ()):
@@ -582,6 +585,8 @@ def library_function(eqn: Any) -> str:
             found = ""
         elif prefix is not None and not name.startswith(("_", "<")):
             found = prefix + name
+        if name == body_of:
+            break
     return found
 
 

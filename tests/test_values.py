@@ -673,6 +673,18 @@ def test_the_cause_and_fix_are_the_primitives_mathematics_at_that_point(ip, case
     assert card.lines()[-1].startswith(f"fix ({verdict}): "), card.lines()
 
 
+def test_the_library_function_is_this_programs_call_not_the_first_trace_of_it(ip):
+    """JAX reuses `norm`'s traced body, frames and all, from the program that first
+    traced it (here JAX's BFGS, drawn just before): the card still names the call the
+    user's line made."""
+    ip.run_cell("import jax.numpy as jnp\nfrom jax.scipy.optimize import minimize\n"
+                "def bowl(w):\n    return jnp.sum(jnp.tanh(w) ** 2)")
+    ip.run_line_magic("jaxpr", "-o --depth 0 minimize(bowl, jnp.ones(3), method='BFGS')")
+    setup, *_, head = MATH["jnp.linalg.norm under grad"][:4]
+    card = values_of(ip, setup, "f(x)").values.card
+    assert head in card.lines()[0], card.lines()
+
+
 def test_a_derivative_names_the_forward_primitive_not_a_division(ip):
     """An Inf of exp in the forward pass is no derivative; acos's at 1 is."""
     sigmoid = values_of(ip, MATH["exp(200) in a sigmoid"][0], "f(x)").values.card

@@ -160,6 +160,7 @@ class Walk:
         self.zero_divisors: dict[int, Any] = {}    # an integer div's mask of them
         self.by_zero_in: dict[int, str] = {}
         self.calling = ""      # the JAX function of the call opened around (its name)
+        self.body_of = ""      # the name of the innermost call opened around
 
     def row_of(self, x: Any, key: Any, full: bool = True, frame: _Frame | None = None) \
             -> Any:
@@ -233,12 +234,13 @@ class Walk:
         if compiled is not None:
             return self.compiled(compiled, eqn, ins, frame, index)
         if prim in _OPENED and self._opens(eqn, ins):
-            around, self.calling = self.calling, self.calling or \
-                _compat.library_function(eqn)
+            around = self.calling, self.body_of
+            self.calling = self.calling or _compat.library_function(eqn, self.body_of)
+            self.body_of = eqn.params.get("name", "")
             try:
                 outs = self.run(bodies(eqn)[0], ins, frame, index + 1)
             finally:
-                self.calling = around
+                self.calling, self.body_of = around
             if eqn.params.get("name") in RETURNS_FOR_DIV:
                 self._returned_by(eqn.params["name"], frame, index, size(eqn), outs)
             return outs
@@ -281,7 +283,7 @@ class Walk:
                                          tuple(e.vid for e in ins),
                                          tuple(o.vid for o in outs), frame.loops,
                                          bool(bodies(eqn)), called=self.calling or
-                                         _compat.library_function(eqn),
+                                         _compat.library_function(eqn, self.body_of),
                                          params={k: v for k, v in eqn.params.items()
                                                  if type(v) in (int, float)})
         return outs
