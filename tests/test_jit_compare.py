@@ -510,3 +510,57 @@ def test_an_eager_call_longer_than_the_budget_runs_once_more_and_is_said_as_it_i
     note = next(n for n in m.notes if n.startswith("the first eager call"))
     assert "compiled" not in note and "timed from 1 call more" in note, note
     assert m.eager_varies is None
+
+
+MIXED = """
+def mixed(x):
+    h = x.astype(jnp.bfloat16)
+    for _ in range(4):
+        h = jnp.tanh(h * 1.7 + 0.3) * h
+    return jnp.sum(h.astype(jnp.float32) ** 2, axis=-1)
+x = jax.random.normal(jax.random.key(0), (64, 512))
+"""
+
+
+def test_float32_results_of_bfloat16_arithmetic_are_compared_at_its_precision(ip):
+    """A program that computes in bfloat16 and returns float32 (a mixed-precision model):
+    jit fuses the bfloat16 steps and rounds less often than eager, a few 0.1% apart,
+    which is bfloat16's rounding, not a different result. It was "DIFFER" at float32's
+    tolerance; compared at bfloat16's, it matches, and the note says at what precision.
+    A float32 program keeps float32's tolerance."""
+    ip.run_cell(MIXED)
+    r = ip.run_line_magic("jit_compare", "-o mixed(x)")
+    assert r.max_rel_diff > 1e-4          # beyond float32's tolerance: there is rounding
+    assert r.results_match is True and r.leaves[0].rtol == 5e-2
+    assert any("compared at bfloat16 precision" in n for n in r.notes), r.notes
+    ip.run_cell("def plain(x):\n    return jnp.sum(jnp.tanh(x) ** 2, axis=-1)")
+    r = ip.run_line_magic("jit_compare", "-o plain(x)")
+    assert r.leaves[0].rtol == 1e-4 and not any("precision" in n for n in r.notes)
+
+
+def test_the_rounding_experiment_nudges_at_the_programs_precision():
+    """Inputs are moved by one ulp of the arithmetic the program rounds at: a float32
+    input of a bfloat16 program by bfloat16's (2⁻⁷ of itself), else by float32's."""
+    from jaxmagic.core.outputs import nudge
+
+    x = jnp.linspace(1.0, 2.0, 64)
+    rng = np.random.default_rng(0)
+    coarse = np.abs(np.asarray(nudge(x, rng, jnp.bfloat16)) / np.asarray(x) - 1)
+    fine = np.abs(np.asarray(nudge(x, rng)) / np.asarray(x) - 1)
+    assert np.allclose(coarse, 2.0 ** -7, rtol=1e-3)
+    assert 0 < fine.max() <= 2.0 ** -23
+
+
+def test_the_programs_precision_is_read_past_a_primitives_non_jaxpr_parameters():
+    """A library's primitive may hold a jaxpr in a tuple with other values (lineax's
+    `linear_solve`: `static=(jaxpr, ..., True)`, under optimistix's root_find): the
+    precision is read from the jaxpr, the rest passed by (it raised AttributeError)."""
+    from jax.extend.core import Primitive
+
+    from jaxmagic.core.outputs import arithmetic_floor
+
+    inner = jax.make_jaxpr(lambda x: (x.astype(jnp.bfloat16) * 2).astype(jnp.float32))(1.0)
+    holds = Primitive("holds_a_jaxpr")
+    holds.def_abstract_eval(lambda x, **params: x)
+    outer = jax.make_jaxpr(lambda x: holds.bind(x, static=(inner.jaxpr, "solve", True)))(1.0)
+    assert arithmetic_floor(outer) == jnp.bfloat16

@@ -113,7 +113,8 @@ def test_static_fields_rebuilt_on_each_call_are_no_difference(sh, call, leaf):
     text = r.text()
     assert r.results_match is True, text
     assert "DIFFER" not in text and "likely cause" not in text, text
-    assert r.hints == [] and r.eager_varies is False, r.hints
+    # not known (None) where a steady eager call outran its share of the budget (at load)
+    assert r.hints == [] and r.eager_varies is not True, r.hints
     assert leaf in [d.path for d in r.leaves] and all(not d.static for d in r.leaves)
 
 

@@ -49,7 +49,8 @@ class LeafDiff:
     static: bool = False     # no array: a static field or the structure, compared by value
 
 
-def _rtol(dtype: np.dtype) -> float:
+def rtol_of(dtype: np.dtype) -> float:
+    """The relative tolerance a float leaf of `dtype` is compared at (0: exact)."""
     if dtype.name == "bfloat16":
         return _RTOL_BF16
     if np.issubdtype(dtype, np.complexfloating):
@@ -66,21 +67,54 @@ def host(x: Any) -> np.ndarray:
     return np.asarray(jax.device_get(x))
 
 
-def compare_outputs(ref: Any, got: Any) -> tuple[bool, float, float, list[LeafDiff]]:
+def arithmetic_floor(jaxpr: Any) -> np.dtype | None:
+    """The least precise float dtype any equation of `jaxpr` (nested ones included)
+    computes, None where none does (or no jaxpr, or one this walk cannot read: then
+    each leaf at its own precision): a model that casts its matmuls to bfloat16 gives
+    float32 results only as close as bfloat16 arithmetic makes them."""
+    try:
+        return _floor(jaxpr) if jaxpr is not None else None
+    except Exception:  # noqa: BLE001 - a library's primitive of its own: no floor
+        return None
+
+
+def _floor(jaxpr: Any) -> np.dtype | None:
+    from .jaxprs import jaxpr_params
+
+    widest, todo = None, [_compat.open_jaxpr(jaxpr)]
+    while todo:
+        for eqn in todo.pop().eqns:
+            for v in eqn.outvars:
+                dtype = getattr(getattr(v, "aval", None), "dtype", None)
+                if dtype is None or not jax.numpy.issubdtype(dtype, jax.numpy.floating):
+                    continue
+                if widest is None or rtol_of(np.dtype(dtype)) > rtol_of(widest):
+                    widest = np.dtype(dtype)
+            for sub in jaxpr_params(eqn):        # a tuple's other items: not jaxprs
+                todo += [_compat.open_jaxpr(j) for j in (sub if isinstance(sub, tuple)
+                                                         else (sub,))
+                         if isinstance(j, _compat.JAXPR_TYPES)]
+    return widest
+
+
+def compare_outputs(ref: Any, got: Any, floor: np.dtype | None = None
+                    ) -> tuple[bool, float, float, list[LeafDiff]]:
     """Compare `got` (jit) with `ref` (eager) leaf by leaf.
 
     A float leaf matches when max|got - ref| <= rtol(dtype) * max|ref| (NaNs in the same
-    places); integer and bool leaves must be equal. Where the two structures differ only
-    in static data that agrees for what it is, the arrays are compared as usual; a static
-    field that truly differs is one more LeafDiff after the arrays' (which keep their
-    leaf order); a structure that differs is the only one, no array compared.
+    places), at the precision of `floor` where it is coarser (`arithmetic_floor`: the
+    program's least precise arithmetic); integer and bool leaves must be equal. Where
+    the two structures differ only in static data that agrees for what it is, the arrays
+    are compared as usual; a static field that truly differs is one more LeafDiff after
+    the arrays' (which keep their leaf order); a structure that differs is the only one,
+    no array compared.
     """
     ref_leaves, ref_tree = jax.tree_util.tree_flatten_with_path(ref)
     got_leaves, got_tree = jax.tree_util.tree_flatten_with_path(got)
     statics = [] if ref_tree == got_tree else _static_diffs_or_trees(ref, got)
     if any(d.problem.startswith("structure") for d in statics):
         return False, math.inf, math.inf, statics[:1]
-    diffs = [_leaf_diff(key_text(path) or "output", r, g)
+    diffs = [_leaf_diff(key_text(path) or "output", r, g, floor)
              for (path, r), (_, g) in zip(ref_leaves, got_leaves)]
     max_abs = max((d.max_abs for d in diffs), default=0.0)
     max_rel = max((d.max_rel for d in diffs), default=0.0)
@@ -88,7 +122,7 @@ def compare_outputs(ref: Any, got: Any) -> tuple[bool, float, float, list[LeafDi
     return all(d.ok for d in diffs), max_abs, max_rel, diffs
 
 
-def _leaf_diff(name: str, r: Any, g: Any) -> LeafDiff:
+def _leaf_diff(name: str, r: Any, g: Any, floor: np.dtype | None = None) -> LeafDiff:
     """One array leaf, eager `r` against jit `g`."""
     try:
         # a Python number, or NumPy's float64 where JAX computes float32: jit's dtype
@@ -99,7 +133,9 @@ def _leaf_diff(name: str, r: Any, g: Any) -> LeafDiff:
         return LeafDiff(name, str(getattr(g, "dtype", type(g).__name__)),
                         tuple(getattr(g, "shape", ())), 0.0, 0.0, 0.0, True,
                         skipped=f"{type(e).__name__}: {e}")
-    rtol = _rtol(g.dtype)
+    rtol = rtol_of(g.dtype)
+    if floor is not None and rtol and g.dtype.kind == "f":
+        rtol = max(rtol, rtol_of(floor))
     if r.shape != g.shape:
         return LeafDiff(name, str(g.dtype), g.shape, math.inf, math.inf, rtol, False,
                         f"shape differs: eager {r.shape}, jit {g.shape}")
@@ -346,18 +382,24 @@ def same(a: Any, b: Any) -> bool:
         return False
 
 
-def nudge(x: Any, rng: np.random.Generator) -> Any:
-    """A float array with each element moved by one ulp, up or down at random, on the
-    devices and in the sharding it had; any other leaf as it is."""
+def nudge(x: Any, rng: np.random.Generator, floor: np.dtype | None = None) -> Any:
+    """A float array with each element moved by one ulp, up or down at random (an ulp of
+    `floor` where it is coarser: the precision the program rounds at), on the devices and
+    in the sharding it had; any other leaf as it is."""
     if not (isinstance(x, jax.Array) and jax.numpy.issubdtype(x.dtype, jax.numpy.floating)):
         return x
     host = np.asarray(jax.device_get(x))
-    toward = np.where(rng.random(host.shape) < 0.5, -np.inf, np.inf).astype(host.dtype)
-    return jax.device_put(np.nextafter(host, toward), x.sharding)
+    up = rng.random(host.shape) < 0.5
+    if floor is not None and jax.numpy.finfo(floor).eps > jax.numpy.finfo(host.dtype).eps:
+        step = float(jax.numpy.finfo(floor).eps)
+        moved = (host * np.where(up, 1 + step, 1 - step)).astype(host.dtype)
+    else:
+        moved = np.nextafter(host, np.where(up, np.inf, -np.inf).astype(host.dtype))
+    return jax.device_put(moved, x.sharding)
 
 
-__all__ = ["LeafDiff", "abs_diff", "compare_outputs", "differs", "host", "nudge", "same",
-           "static_diffs"]
+__all__ = ["LeafDiff", "abs_diff", "arithmetic_floor", "compare_outputs", "differs", "host",
+           "nudge", "rtol_of", "same", "static_diffs"]
 
 
 def settle_rounding(leaves: list[LeafDiff], moved: dict[int, float]) -> tuple:

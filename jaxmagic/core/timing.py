@@ -47,7 +47,15 @@ from .arguments import (
 )
 from .compiled import hlo
 from .jit_measurement import DEFAULT_BUDGET, JitMeasurement, hints, unstable_hash_note
-from .outputs import abs_diff, compare_outputs, nudge, same, settle_rounding
+from .outputs import (
+    abs_diff,
+    arithmetic_floor,
+    compare_outputs,
+    nudge,
+    rtol_of,
+    same,
+    settle_rounding,
+)
 from .retraces import CacheMisses, clean_miss
 from .timeloop import Timer, blocker, median_spread
 from .trace import idle_call, kinds
@@ -170,6 +178,7 @@ class _Measurement:
         self.donating = bool(opts.donate_pos or opts.donate_keys)
         self.inner_donated: set[int] = set()   # flat inputs a call inside fn donates
         self.jaxpr = None                       # what jit traced (where JAX says)
+        self.floor = None        # its least precise float arithmetic (`_compare`)
         self.written: dict | None = None        # per donated leaf: written in place
         self.eager_args, self.eager_kwargs = self.run_args, self.run_kwargs
         if part.every_leaf:     # the body of a jitted target never sees a Python number
@@ -455,8 +464,7 @@ class _Measurement:
 
         m = self.m
         self.eager_first, m.eager_first_s = self.guarded(eager_once)
-        m.results_match, m.max_abs_diff, m.max_rel_diff, m.leaves = \
-            compare_outputs(self.eager_first, self.jit_first)
+        self.floor = _compare(m, self.eager_first, self.jit_first, self.jaxpr)
         numbers = jax.tree_util.tree_leaves(self.eager_first)
         if m.results_match and numbers and not any(hasattr(x, "dtype") for x in numbers):
             m.verdict = (f"{libraries.func_name(self.call.fun)} runs no JAX operation op by "
@@ -508,8 +516,8 @@ class _Measurement:
 
     def rounding(self) -> None:
         """Which differing float leaves rounding decides, by experiment: the jitted call
-        again on its inputs, each element moved by one ulp up or down at random (as if
-        they had been rounded the other way), twice. A leaf that moves about as far as it
+        again on its inputs, each element moved by one ulp (of the program's arithmetic)
+        at random (as if rounded the other way), twice. A leaf that moves about as far as it
         differs from eager (a tenth of its largest difference or more) is ill-conditioned
         at float precision: a parameter whose gradient is mathematically zero, its
         rounding noise scaled by Adam to a full step, and that noise's moments. Eager and
@@ -526,7 +534,7 @@ class _Measurement:
         rng = np.random.default_rng(0)
         for _ in range(2):
             a, k = self.inputs()
-            a, k = self._map_leaves(a, k, None, functools.partial(nudge, rng=rng))
+            a, k = self._map_leaves(a, k, None, functools.partial(nudge, rng=rng, floor=self.floor))
             got = jax.tree_util.tree_leaves(self.jitted(*a, **k))
             if len(got) == len(first):
                 for i in bad:
@@ -550,6 +558,28 @@ class _Measurement:
         m.eager_retrace_reasons = [clean_miss(s) for s in eager_misses[:3]]
         m.hints = hints(m)
         m.total_s = time.perf_counter() - self.t_start
+
+
+def _compare(m: JitMeasurement, eager: Any, jit: Any, jaxpr: Any) -> Any:
+    """Eager's results against jit's, at the precision of the program's least precise
+    arithmetic (`outputs.arithmetic_floor`, returned), and at what precision, said."""
+    floor = arithmetic_floor(jaxpr)
+    m.results_match, m.max_abs_diff, m.max_rel_diff, m.leaves = \
+        compare_outputs(eager, jit, floor)
+    m.notes += _precision_note(m.leaves, floor)
+    return floor
+
+
+def _precision_note(leaves: list, floor: Any) -> list[str]:
+    """What precision results of a finer dtype were compared at, where the program's
+    least precise arithmetic (`floor`) set it."""
+    finer = sorted({d.dtype for d in leaves if floor is not None and d.rtol and
+                    d.dtype != floor.name and d.rtol == rtol_of(floor)})
+    if not finer:
+        return []
+    return [f"{', '.join(finer)} results compared at {floor.name} precision (rtol "
+            f"{rtol_of(floor):.0e}): the program computes in {floor.name}, and agrees with "
+            "eager only that closely"]
 
 
 def _slow_eager_note(m: JitMeasurement) -> str:
