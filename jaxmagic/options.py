@@ -177,7 +177,8 @@ JAXPR = declared(
              "grouped by source line (repeatable; 'copy as magic' writes it)"),
     argument("--box", action="append", default=[], metavar="NAME",
              help="expand the nested jaxprs NAME names as --expand does, their own "
-             "equations one box beside their calls (repeatable; 'copy as magic' writes it)"),
+             "equations one box beside their calls ('=' alone: the traced function's own; "
+             "repeatable; 'copy as magic' writes it)"),
     argument("--format", choices=["svg", "text", "dot"], default="svg",
              help="what to show (default: the graph)"),
     argument("--rankdir", choices=["TB", "LR"], default="TB", help="graph direction"),

@@ -238,3 +238,110 @@ def test_a_drawing_taller_than_a_reader_follows_does_not_fit():
     assert auto_depth.fits(100.0, auto_depth.MAX_RANKS, 100.0)
     assert not auto_depth.fits(100.0, auto_depth.MAX_RANKS + 1, 1000.0)
     assert not auto_depth.fits(100.5, 1, 100.0)
+
+
+# ---- a library's way to the user's code ------------------------------------------------
+
+def sampler(top_ops: int = 6, body_ops: int = 30, nested: bool = False,
+            library: bool = False) -> Hand:
+    """A step as a sampler's: `top_ops` equations at the user's lines (the library's,
+    at none, where `library`: the traced function is the library's), then a `while`
+    whose body holds `body_ops` more, three of JAX's `jit: _where` and (inside a second
+    `while` where `nested`) the user's `model`, three equations at the user's lines."""
+    h = Hand()
+    for i in h.ops(top_ops, None, "add"):
+        h.nodes[i].where = "" if library else f"step:{i}"
+    loop = h.call("while", kind="while")
+    h.ops(2, h.call("cond", loop, kind="while_cond"), "lt")
+    body = h.call("body", loop, kind="while_body")
+    h.ops(body_ops, body, "mul")
+    for _ in range(3):
+        h.ops(1, h.call("jit: _where", body, kind="jit"), "select_n")
+    if nested:
+        inner = h.call("while", body, kind="while")
+        h.ops(2, h.call("cond", inner, kind="while_cond"), "lt")
+        body = h.call("body", inner, kind="while_body")
+        h.ops(4, body, "sub")
+    for i in h.ops(3, h.call("model", body)):
+        h.nodes[i].where = f"model:{i}"
+    return h
+
+
+def test_a_library_loop_opens_as_the_way_to_the_users_code_the_rest_one_box():
+    """The body's 30 equations and its `jit: _where`s, drawn one by one or by line, are
+    wider than the budget; opened as the way, they are one box beside the user's `model`,
+    which is drawn (one box less, and it is not)."""
+    g = sampler().graph()
+    assert choose(g, boxes=8) == {"while"}
+    assert choose(g, boxes=9) == {"while", "body"}
+    folded = passes.run(g, "folded")
+    view = auto_depth.choose(folded, draw(folded), 90.0, by_nodes)
+    drawn = draw(folded)(*view)
+    body = [n for n in drawn.nodes.values() if n.cluster == 2]
+    assert sorted((n.kind, n.title) for n in body) == [("call", "model"),
+                                                       ("group", "library code")]
+    assert next(n for n in body if n.kind == "group").count == 33
+
+
+def test_a_library_function_traced_draws_its_own_work_as_one_box_for_the_way_in():
+    """The traced function is the library's (its 30 equations at the top leave no room
+    to open its loop): its own work is one box, and its loop opens as far as the model."""
+    g = sampler(top_ops=30, library=True).graph()
+    folded = passes.run(g, "folded")
+    opened, _, whole = auto_depth.choose(folded, draw(folded), 100.0, by_nodes)
+    assert None in whole and {"while", "body"} <= {folded.clusters[c].title for c in opened}
+    drawn = draw(folded)(opened, frozenset(), whole)
+    assert [n.title for n in drawn.nodes.values() if n.cluster is None] == ["library code"]
+
+
+def test_nested_loops_that_only_pass_the_way_on_are_one_group_named_by_the_loops():
+    """`while › body › while › body › model`: the outer body (its work one box) and the
+    inner `while` hold only the way on; drawn as one group, `while › while`, with one
+    box of the library's work, around the body that calls the model."""
+    g = passes.run(sampler(nested=True).graph(), "folded")
+    drawn = passes.run(g, "view", passes.ViewOptions(opened={0, 2, 6, 8}, whole={2, 8}))
+    assert sorted(c.title for c in drawn.clusters.values()) == ["body", "while › while"]
+    outer = next(c.id for c in drawn.clusters.values() if c.title == "while › while")
+    assert [n.title for n in drawn.nodes.values() if n.cluster == outer] == ["library code"]
+    inner = [n.title for n in drawn.nodes.values() if n.cluster == 8]
+    assert sorted(inner) == ["library code", "model"]
+
+
+def test_a_click_on_a_loops_box_shows_the_librarys_work_of_every_level_it_was_made_of():
+    """In the explorer, the box `while › while` was drawn with opens: the outer body's
+    equations one by one and both loops' tests, the inner body (a group of its own,
+    around the model) still one box."""
+    from jaxmagic.render.explore import Exploration
+    from jaxmagic.render.jaxpr import JaxprView
+
+    view = JaxprView(sampler(nested=True).graph(), func_name="step", depth=0,
+                     expand=["=while/body/while/body"],
+                     boxes=["=while/body", "=while/body/while/body"])
+    assert view.graph.merged == {2, 6}
+    x = Exploration(view)
+    box = next(n for n in x.graph.nodes.values() if n.kind == "group" and n.cluster == 0)
+    x.toggle(f"n{box.id}")
+    drawn = [(n.kind, n.title, n.cluster) for n in x.graph.nodes.values()]
+    assert drawn.count(("op", "mul", 2)) == 30 and ("call", "cond", 6) in drawn
+    assert ("group", "library code", 8) in drawn and ("call", "model", 8) in drawn
+
+
+def test_a_box_never_both_feeds_a_call_and_is_fed_by_it():
+    """A step's own equations before and after the model it calls, boxed (`whole`) or
+    by line: two boxes, one each side of the model, not one box in a cycle with it."""
+    h = Hand()
+    step = h.call("step")
+    before, after = h.ops(2, step, "add"), h.ops(2, step, "mul")
+    net = h.call("Net", step)
+    inside = h.ops(3, net)
+    h.edge(before[-1], inside[0])
+    h.edge(inside[-1], after[0])
+    g = passes.run(h.graph(), "folded")
+    for options in (passes.ViewOptions(opened={step}, whole=frozenset({step})),
+                    passes.ViewOptions(opened={step}, by_line=frozenset({step}))):
+        drawn = passes.run(g, "view", options)
+        boxes = sorted(n.count for n in drawn.nodes.values() if n.kind == "group")
+        assert boxes == [2, 2], boxes
+        order = {e.src: e.dst for e in drawn.edges}
+        titles = [drawn.nodes[i].kind for i in (order[min(order)], order[order[min(order)]])]
+        assert titles == ["call", "group"], titles

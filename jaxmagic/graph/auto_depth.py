@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core import calltree, interrupt
-from .coarsen import NO_LINE
+from . import through
 from .collapse import opened_at
-from .model import Cluster, Graph, ancestors
+from .model import NO_LINE, Cluster, Graph, ancestors, users_code
 
 MAX_RANKS = 70        # taller than this and the reader loses the thread; coarsen instead
 
@@ -75,6 +75,35 @@ def choose(folded: Graph, draw, width_pt: float, estimate, measure=None, layouts
     view = (opened, by_line, frozenset())
     if first and trials.fits(opened | first, by_line, frozenset()):
         view = (opened | first, by_line, frozenset())
+    view = _searched(tree, view, trials)
+    if not tree.draws_users_code(view[0]):
+        # a library's function (a sampler's step, a tree search) drawn open or closed,
+        # the user's code deep in its loops: its own work boxes, and the way to the
+        # user's code opened in the room that leaves
+        way = _searched(tree, _ways_in(tree, view, trials), trials)
+        if tree.draws_users_code(way[0]):
+            return way
+    return view
+
+
+def _ways_in(tree: "_Tree", view: tuple, trials: "_Trials") -> tuple:
+    """`view` with the library's ways to the user's code it draws (open, or closed at its
+    edge, where that fits) opened as the way, and the traced function's own lines one box
+    beside them (they make room, as `_rooms`)."""
+    opened, by_line, whole = view
+    edge = {None, *opened}
+    ways = {c for c in [None, *tree.g.clusters] if tree.library_way(c) and c not in whole
+            and (c is None or c in opened or tree.g.clusters[c].parent in edge)}
+    closed = ways - opened - {None}
+    if closed:
+        ways |= {c for c in opened if tree.g.clusters[c].level == 0 and tree.own[c] >= 2}
+    start = (opened | closed, by_line - ways, whole | ways)
+    if closed and not trials.fits(*start):
+        start = (opened, by_line - ways, whole | (ways - closed))
+    return start
+
+
+def _searched(tree: "_Tree", view: tuple, trials: "_Trials") -> tuple:
     for _ in range(_SEARCHES):
         view, kept = _search(tree, view, trials)
         if kept:
@@ -97,7 +126,7 @@ def _tree(folded: Graph) -> "_Tree":
         own[n.cluster] += n.kind == "op"
     spread = {c: len(set().union(*(lines[d] for d in _within(folded, c, children)))
                      - {"", NO_LINE}) for c in folded.clusters}
-    model = _model(folded, children)
+    model = users_code(folded)
     repeated = _repeated(folded, model)
     return _Tree(folded, children, lines, own, model, _path(folded, model, repeated, children),
                  _twins(folded), spread, [c.id for c in repeated])
@@ -135,6 +164,35 @@ class _Tree:
         return c not in self.model and c not in self.path and bool(self.repeated) and \
             not any(set(ancestors(self.g, b)[:-1]) <= opened for b in self.repeated)
 
+    def library_way(self, c: int | None) -> bool:
+        """Whether `c` is a library's way to the user's code: its own equations the
+        library's (`through.libraries_own`: a sampler's `while` body; None, the top,
+        where the traced function is a library's, `kernel.sample`), beside calls that
+        hold the user's code and more to box (equations, calls that do not): opened so,
+        it draws the first as they are and the rest as one box (`through`)."""
+        mine = [k for k in self.children[c] if k in self.model]
+        rest = len(self.children[c]) - len(mine) + self.own[c]
+        library = c is not None and self.g.clusters[c].library
+        return through.libraries_own(self.lines[c], library) and bool(mine) and rest > 1
+
+    def levels_down(self, c: int) -> list[int]:
+        """`c` and the levels of a library's loops below it that hold the user's code in
+        one group each (`through.level`: diffrax's `outer-loop › checkpointed-fwd ›
+        while › body`), down to the first that is more."""
+        chain = [c]
+        while len(mine := [k for k in self.children[chain[-1]] if k in self.model]) == 1 \
+                and through.level(self.g.clusters[mine[0]], self.lines[mine[0]],
+                                  self.own[mine[0]]):
+            chain.append(mine[0])
+        return chain
+
+    def draws_users_code(self, opened: set[int]) -> bool:
+        """Whether a call of the user's code (a function or module of theirs, not the
+        traced function's own) is drawn, open or as one box, with `opened` open."""
+        return any(x.kind == "scope" and not x.period and not x.library and x.level > 0
+                   and set(ancestors(self.g, x.id)[:-1]) <= opened
+                   for x in self.g.clusters.values())
+
     def within_block(self, c: int) -> bool:
         """Whether `c` is a part of a repeated block of the model (a module's call, not a
         period of several calls such as a GAN's `Discriminator → loss ×2`)."""
@@ -147,7 +205,8 @@ def _search(tree: _Tree, view: tuple, trials: "_Trials") -> tuple[tuple, bool]:
     last one opened): see `choose`. Where the last, laid out, does not fit (an opening
     judged on a scaled estimate), the last view that does, found by `trials`."""
     opened, by_line, whole = view
-    frontier = [c for p in [None, *opened] for c in tree.children[p] if c not in opened]
+    frontier = [c for p in [None, *opened] for c in tree.children[p] if c not in opened
+                and not (p in whole and c not in tree.model and tree.library_way(p))]
     views = [view]            # the last sure view, then those opened since
     while frontier:
         ready = [c for c in frontier if tree.ready(c, opened)]
@@ -176,12 +235,14 @@ def _ways_to_open(tree: "_Tree", c: int, opened: set[int], by_line: frozenset[in
     equations grouped by line, where there are lines to tell apart or none at all (a
     pmap's own equations, JAX's), its calls drawn; where it has calls, its own equations
     as one box beside them (a PPO loss's dozen parallel lines are wider than the cell,
-    the model it calls is not); and last, on the path as far as the model's block, with the
-    calls around it drawing their own equations as one box (`_rooms`: lm1b's
-    `TransformerLM` and its mask's `gt`s around `decoder`), laid out where close: boxing
-    lines changes the estimate's error (a GAN step's eight loose lines took 1,286 pt
-    beside its loss, boxed 667), so no layout of a view before speaks for it. Never one
-    closed box where its calls fit."""
+    the model it calls is not); a library's way to the user's code, its own work and
+    its other calls as boxes (`_Tree.library_way`: a sampler's `while` body around the
+    model's log-density), laid out where close; and last, on the path as far as the
+    model's block, with the calls around it drawing their own equations as one box
+    (`_rooms`: lm1b's `TransformerLM` and its mask's `gt`s around `decoder`), laid out
+    where close: boxing lines changes the estimate's error (a GAN step's eight loose
+    lines took 1,286 pt beside its loss, boxed 667), so no layout of a view before
+    speaks for it. Never one closed box where its calls fit."""
     children, lines = tree.children[c], tree.lines[c]
     yield opened | {c}, by_line, whole, children, False
     core = _core(tree.g, c, children)
@@ -192,11 +253,30 @@ def _ways_to_open(tree: "_Tree", c: int, opened: set[int], by_line: frozenset[in
         yield opened | {c}, by_line | {c}, whole, children, False
     if len(lines) > 1 and children:
         yield opened | {c}, by_line, whole | {c}, children, False
+    ways = list(_library_ways(tree, c))      # laid out where close, as `_rooms` (boxes
+    for way, boxed, after in ways:          # change the estimate's error)
+        yield opened | way, by_line, whole | boxed, after, True
     if c in tree.path and not tree.within_block(c):
         # the path's own equations make room for it (a mask's two `gt`s) as far as the
         # model's block: inside it, a block's own parts open as they are
         for room in _rooms(tree, c, opened, by_line, whole):
+            for way, boxed, after in ways:
+                yield opened | way, by_line, whole | boxed | room, after, True
             yield opened | {c}, by_line, whole | room, children, True
+
+
+def _library_ways(tree: "_Tree", c: int):
+    """(groups opened, those drawn as the way, the calls that may open next) for each way
+    to open `c` as a library's way to the user's code (`_Tree.library_way`): first down
+    the levels of its loops that only pass the way on (`_Tree.levels_down`), drawn as
+    one group (`through.flatten`), then `c` alone."""
+    if not tree.library_way(c):
+        return
+    chain = tree.levels_down(c)
+    if len(chain) > 1:
+        yield set(chain), {k for k in chain if tree.library_way(k)}, \
+            [k for k in tree.children[chain[-1]] if k in tree.model]
+    yield {c}, {c}, [k for k in tree.children[c] if k in tree.model]
 
 
 def _rooms(tree: "_Tree", c: int, opened: set[int], by_line: frozenset[int],
@@ -393,30 +473,7 @@ def _blocks(g: Graph, model: set[int]) -> list[Cluster]:
 def model_blocks(g: Graph) -> list[str]:
     """The titles of a folded graph's model blocks (`_blocks`): what the default picture
     should reach (a benchmark's check)."""
-    children: dict[int | None, list[int]] = defaultdict(list)
-    for c in g.clusters.values():
-        children[c.parent].append(c.id)
-    return sorted({c.title for c in _blocks(g, _model(g, children))})
-
-
-def _model(g: Graph, children: dict) -> set[int]:
-    """The clusters that are, or hold, the user's code or a model's module: a recorded
-    call or named scope (not a call into a library's functions, whatever it calls back),
-    and any jit, scan, cond, remat or pmap with one of those inside."""
-    out: set[int] = set()
-
-    def visit(c: int) -> bool:
-        below = [visit(k) for k in children[c]]
-        x = g.clusters[c]
-        named = x.kind == "scope" and not x.period     # a fold's period is no one's call
-        mine = not x.library and (named or x.own_call or any(below))
-        if mine:
-            out.add(c)
-        return mine
-
-    for top in children[None]:
-        visit(top)
-    return out
+    return sorted({c.title for c in _blocks(g, users_code(g))})
 
 
 def _twins(g: Graph) -> dict[int, set[int]]:

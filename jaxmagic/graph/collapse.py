@@ -108,10 +108,16 @@ class Collapser:
                         where=c.where, source=c.source, file=c.site.file, cluster=c.parent,
                         count=c.num_equations,
                         collective=any(m.collective for m in members),
-                        backward=c.backward or all(m.backward for m in members
-                                                   if m.kind == "op"),
+                        backward=c.backward or _all_backward(members),
                         primitive=c.kind, signature=c.signature, group=cid)
             eqns = members[0].eqns if len(members) == 1 else \
                 tuple(sorted(set().union(*(m.eqns for m in members))))
             self.made[cid] = node, eqns, min(self.order[m.id] for m in members)
         return self.made[cid]
+
+
+def _all_backward(members: list[Node]) -> bool:
+    """Whether a closed call's equations are all the backward pass's (one of none, a
+    `cond` whose branches compute nothing, is not)."""
+    ops = [m for m in members if m.kind == "op"]
+    return bool(ops) and all(m.backward for m in ops)

@@ -35,7 +35,7 @@ def contract(g: Graph, rep: Callable[[Node], Any], make: Callable[[Any, list[Nod
             new_id[m.id] = i
     edges = merged_edges((new_id[e.src], new_id[e.dst], e) for e in g.edges)
     return Graph(nodes, edges, g.clusters, g.num_equations, list(g.notes),
-                 grouping or g.grouping, g.series)
+                 grouping or g.grouping, g.series, merged=g.merged)
 
 
 def renumbered(node: Node, i: int, **changes: Any) -> Node:

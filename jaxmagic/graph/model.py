@@ -21,6 +21,10 @@ class Site(NamedTuple):
     file: str = ""
 
 
+# equations no line of the user's code emitted (JAX's or a library's own helpers)
+NO_LINE = "library code"
+
+
 @dataclass
 class Node:
     id: int
@@ -84,6 +88,8 @@ class Graph:
     # clusters drawn open with their own equations as one box beside their calls
     whole: frozenset[int] = frozenset()
     by_line: frozenset[int] = frozenset()   # the open groups drawn with their lines grouped
+    # open groups drawn as a part of the one around them: a loop's levels (`through`)
+    merged: frozenset[int] = frozenset()
 
     def expandable(self) -> list[str]:
         """Names accepted by --expand: the titles of clusters drawn as single nodes."""
@@ -98,6 +104,35 @@ def ancestors(g: Any, cluster: int | None) -> list[int]:
         chain.append(cluster)
         cluster = g.clusters[cluster].parent
     return chain[::-1]   # outermost first
+
+
+def users_code(g: Graph) -> set[int]:
+    """The clusters that are, or hold, the user's code or a model's module: a recorded
+    call or a named scope at the user's lines (not a call into a library's functions,
+    whatever it calls back, nor one period of a fold), a jit of the user's function, and
+    any group (a jit, a loop, a cond, a library's call) with one of those inside."""
+    children: dict[int | None, list[int]] = defaultdict(list)
+    for c in g.clusters.values():
+        children[c.parent].append(c.id)
+    lined = {n.cluster for n in g.nodes.values() if n.kind == "op" and n.where
+             and n.where != NO_LINE}
+    out: set[int] = set()
+
+    def visit(c: int) -> bool:
+        below = [visit(k) for k in children[c]]
+        x = g.clusters[c]
+        # a bare named scope at none of the user's lines is a library's (Equinox's
+        # `outer-loop` around its while loops), whatever it holds
+        named = x.kind == "scope" and not x.period and (x.detail != ("named scope",)
+                                                         or c in lined)
+        mine = not x.library and (named or x.own_call or any(below))
+        if mine:
+            out.add(c)
+        return mine
+
+    for top in children[None]:
+        visit(top)
+    return out
 
 
 def equations(n: int) -> str:

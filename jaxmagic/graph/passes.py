@@ -17,12 +17,13 @@ from collections import Counter, defaultdict
 from dataclasses import replace
 from typing import AbstractSet, Callable, NamedTuple
 
+from . import through
 from .coarsen import coarsen, drawn_backward
 from .collapse import Collapser
 from .ends import pack, records, stubs
 from .lanes import lanes
 from .merge import moved_text
-from .model import Edge, Graph
+from .model import Edge, Graph, users_code
 from .repeats import fold
 
 
@@ -49,7 +50,7 @@ class Pass(NamedTuple):
 
 
 def _collapse(g: Graph, o: ViewOptions) -> Graph:
-    return (o.collapser or Collapser(g)).view(o.opened)
+    return o.collapser.view(o.opened)
 
 
 def _lines(g: Graph, o: ViewOptions) -> Graph:
@@ -59,8 +60,11 @@ def _lines(g: Graph, o: ViewOptions) -> Graph:
 
 
 def _boxes(g: Graph, o: ViewOptions) -> Graph:
-    return coarsen(g, "function", within=set(o.whole)) if o.whole and o.group != "line" \
-        else g
+    if not o.whole or o.group == "line":
+        return g
+    mine = users_code(o.collapser.g)       # the closed calls' clusters too
+    g, joins = through.flatten(g, through.ways(g, set(o.whole), mine), mine)
+    return coarsen(g, "function", within=set(o.whole), joins=joins)
 
 
 def _coarser(g: Graph, o: ViewOptions) -> Graph:
@@ -99,6 +103,8 @@ PASSES: tuple[Pass, ...] = (
 
 def run(g: Graph, stage: str, options: ViewOptions = ViewOptions()) -> Graph:
     """`g` through the passes of `stage`, in `PASSES`' order."""
+    if stage == "view" and options.collapser is None:
+        options = options._replace(collapser=Collapser(g))
     for p in PASSES:
         if p.stage == stage:
             g = p.run(g, options)

@@ -62,12 +62,16 @@ class Exploration:
         # the traced function's own call is open, as the picture draws it: as no box
         self.opened = opened_at(self.folded, 0)
         if drawn.grouping in ("equation", "line") or not drawn.clusters:
-            self.opened |= {c for c in drawn.clusters if c in self.folded.clusters}
+            self.opened |= {c for c in [*drawn.clusters, *drawn.merged]
+                            if c in self.folded.clusters}
         # else the static picture coarsened past its budgets: start from the top
         # the groups drawn with their lines grouped: as the picture chose them, else as
         # its group boxes show them
+        # (and those a box stands for: the top's own, where the traced function is a
+        # library's, and a library's loops drawn as one group, `graph.through`)
         self.by_line = set(drawn.by_line) | {n.cluster for n in drawn.nodes.values()
-                                             if n.kind == "group" and n.cluster in self.opened}
+                                             if n.kind == "group" and n.cluster in self.opened} \
+            | {c for c in drawn.whole if c is None or c in self.opened}
         if view.group == "line":
             self.by_line = set()      # `--group line` groups every cluster by line
         # of those, the ones whose own equations are one box: a click shows them one by one
@@ -113,8 +117,9 @@ class Exploration:
             said = self._open(opened, node.title, grouped=grouped,
                               legible=group not in self.shut)
         elif node.kind == "group" and node.cluster in self.by_line:
-            group = node.cluster
-            said = self._open(set(), node.title, lines_of={group})
+            group = node.cluster      # with the loop levels its box was made over
+            levels = {m for m in self.graph.merged if group in G.ancestors(self.folded, m)}
+            said = self._open(set(), node.title, lines_of={group} | levels)
         else:
             return f"{node.title} has nothing inside to open"
         self.focus = group if group in self.graph.clusters else None
@@ -247,7 +252,8 @@ class Exploration:
                 depth = lv
             else:
                 break
-        boxes = sorted(c for c in self.boxed if c in self.opened)
+        boxes = sorted((c for c in self.boxed if c is None or c in self.opened),
+                       key=lambda c: -1 if c is None else c)
         lines = sorted(c for c in self.by_line if c in self.opened and c not in boxes)
         if levels and depth == levels[-1]:
             expand, depth_text = [], "all"
@@ -267,14 +273,19 @@ class Exploration:
         if redrawn != self.opened:
             caveats.append("opens other groups: " + ", ".join(sorted(
                 {clusters[c].title for c in redrawn ^ self.opened})))
-        if grouped != self.by_line & self.opened:
+        drawn = self.by_line & (self.opened | {None})
+        if grouped != drawn:
             caveats.append("groups other equations by line: " + ", ".join(sorted(
-                {clusters[c].title for c in grouped ^ (self.by_line & self.opened)})))
+                {clusters[c].title if c is not None else "the top"
+                 for c in grouped ^ drawn})))
         return " ".join(parts), "; ".join(caveats)
 
     def _name(self, c: int) -> str:
         """The shortest name a person can type that names group `c` alone: its title
-        (`layer*15`), `=` its title, or `=` its path (`=model/layer*15/attention`)."""
+        (`layer*15`), `=` its title, or `=` its path (`=model/layer*15/attention`); `=`
+        the top (None)."""
+        if c is None:
+            return "="
         title = J.typed(self.folded.clusters[c].title)
         path = "=" + J.typed(J.group_path(self.folded, c))
         return next((n for n in (title, "=" + title) if J.named_groups(self.folded, [n])

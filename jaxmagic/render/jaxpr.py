@@ -87,14 +87,17 @@ def typed(name: str) -> str:
     return re.sub(r"\s*×\s*", "*", re.sub(r"\s*·\s*", " ", name)).strip()
 
 
-def named_groups(g: G.Graph, names: Iterable[str]) -> set[int]:
+def named_groups(g: G.Graph, names: Iterable[str]) -> set[int | None]:
     """The groups `--expand`/`--lines` NAMEs name: `=PATH` the group of that path (or,
     without a `/`, every group of exactly that title); a bare NAME every group whose
     title contains it, ignoring case (for people typing). Either in its `typed` form
-    or as drawn."""
-    found: set[int] = set()
+    or as drawn. `=` alone names the top, the traced function's own equations (None:
+    `--box =`)."""
+    found: set[int | None] = set()
     for name in map(typed, names):
-        if name.startswith("="):
+        if name == "=":
+            found.add(None)
+        elif name.startswith("="):
             exact = name[1:]
             found |= {c.id for c in g.clusters.values()
                       if typed(group_path(g, c.id)) == exact or typed(c.title) == exact}
