@@ -117,8 +117,9 @@ def test_the_flag_list_is_the_registry(ip):
     magic = ip.magics_manager.registry["JaxMagic"]
     options = magic.jaxpr.parser._option_string_actions
     assert [f.option for f in overlays.flags()] == ["--cost", "--profile", "--sharding",
-                                                     "--memory", "--values"]
+                                                     "--memory", "--values", "--kernels"]
     assert all(f.option in options for f in overlays.flags())
     view = ip.run_line_magic("jaxpr", "-o jnp.sin(jnp.ones(2))")
     assert list(view.overlays) == [o.attr for o in overlays.REGISTRY]
-    assert (view.costs, view.collectives, view.memory, view.values) == (None,) * 4
+    assert (view.costs, view.collectives, view.memory, view.values, view.kernels) == \
+        (None,) * 5

@@ -209,6 +209,17 @@ class CostRow:
     #                            it spent moving data, apart from its equation's compute
 
 
+def line_of(row: CostRow | None, graph: Any) -> str:
+    """The user's line of a row's equation, or of the innermost group around it that has
+    one (an equation inside `jnp.std`'s own jit names no line of its own)."""
+    if row is None:
+        return ""
+    if row.where:
+        return row.where
+    return next((graph.clusters[c].where for c in reversed(row.clusters)
+                 if graph.clusters[c].where), "")
+
+
 def rows(graph: Any, estimates: list[EqnCost], seconds: dict[int, float] | None = None,
          split: Iterable[int] = ()) -> list[CostRow]:
     """One row per op equation (and per nested-jaxpr equation that took time).

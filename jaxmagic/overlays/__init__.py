@@ -1,5 +1,5 @@
 """Overlays: the analyses drawn over a jaxpr's graph (`--cost`/`--profile`, `--sharding`,
-`--memory`, `--values`), one module each, registered in one list.
+`--memory`, `--values`, `--kernels`), one module each, registered in one list.
 
 An overlay (`base.Overlay`) says
 - its flags and their help (`--memory`: "bytes live at the compiled program's peak…");
@@ -38,6 +38,7 @@ from typing import Callable
 from ..render.marks import Result
 from .base import Context, Flag, Overlay
 from .costs import OVERLAY as COSTS
+from .kernels import OVERLAY as KERNELS
 from .memory import OVERLAY as MEMORY
 from .sharding import OVERLAY as SHARDING
 from .values import OVERLAY as VALUES
@@ -46,7 +47,7 @@ __all__ = ["Context", "Flag", "Overlay", "Result", "REGISTRY", "register", "unre
            "chosen", "on_change"]
 
 # the options' order (help, "copy as magic"); each is computed after those it reads
-REGISTRY: list[Overlay] = [COSTS, SHARDING, MEMORY, VALUES]
+REGISTRY: list[Overlay] = [COSTS, SHARDING, MEMORY, VALUES, KERNELS]
 
 _listeners: list[Callable[[], None]] = []
 

@@ -35,7 +35,8 @@ class Context:
     graph: Any = None
     results: dict = field(default_factory=dict)
     compiled: Any = None      # the analysis compile, once made (`analysis()`)
-    shared: dict = field(default_factory=dict)   # what a `prepare` leaves its `compute`
+    shared: dict = field(default_factory=dict)   # what a `prepare` leaves its `compute`,
+    #                                 and an overlay those after it (`--profile` its times)
 
     def analysis(self) -> Any:
         """The analysis compile (`core.compiled.analysis.analyze`), made once and shared:

@@ -19,6 +19,7 @@ def compute(ctx: Context, flag: str):
     traced = ctx.traced
     rows, measured, problem = cost_rows(traced, ctx.graph, flag == "profile",
                                         ctx.setting("costs", "budget"))
+    ctx.shared["measured"] = measured       # each kernel's time (`--kernels`)
     collectives = ctx.results.get("collectives")
     if measured is not None and collectives is not None:
         from ..core.compiled.collectives import apart, charge_time

@@ -33,6 +33,7 @@ CLUSTER = {"jit": "#eff6ff", "scan": "#f0fdf4", "cond": "#fefce8", "branch": "#f
            "shard_map": "#fff7ed", "scope": "#f8fafc"}
 EMPHASIS = "#b91c1c"     # the costliest nodes of a --profile / --cost overlay
 RESHARD = "#dc2626"      # an edge whose value the partitioner moves on its way
+FAINT = "#cbd5e1"        # an edge whose value stays inside one kernel (`--kernels`)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
@@ -226,12 +227,13 @@ def to_dot(g: Graph, rankdir: str = "TB", title: str = "",
     return "\n".join(lines) + "\n"
 
 
-def _edge_attrs(g: Graph, e, value: tuple[str, bool] | None = None,
+def _edge_attrs(g: Graph, e, value: tuple | None = None,
                 again: bool = False, roomy: bool = False) -> str:
     """A value resharded on its way (`--sharding`) is a red dashed edge that says from
     what to what, between groups too; other edges carry their type inside one group,
     and their value's summary under it (`--values`). A value holding NaN or Inf is a red
-    edge that says so, between groups too.
+    edge that says so, between groups too; a value that never left a kernel (`--kernels`)
+    a faint one.
     A value is summarised on its first edge only (`again`: the same node's same output
     on another edge, whose label stood over the first's); with summaries (`roomy`) every
     edge's text is a label dot makes room for: xlabels, placed after the layout (a third
@@ -239,12 +241,15 @@ def _edge_attrs(g: Graph, e, value: tuple[str, bool] | None = None,
     border."""
     rows = [attr_text(e.label, 40)] if labelled(g, e) and not again else []
     alarm = value is not None and value[1]
-    if value is not None and (rows or alarm) and not again:
+    faint = value is not None and len(value) > 2 and value[2]
+    if value is not None and not faint and (rows or alarm) and not again:
         rows.append(attr_text(value[0], 48))
     if e.reshard:
         rows.append(attr_text(e.reshard, 60))
     text = "\\n".join(rows)
     key = "label" if roomy else "xlabel"
+    if faint:                  # a value that never left a kernel
+        return f' [{key}="{text}", color="{FAINT}"]' if rows else f' [color="{FAINT}"]'
     if e.reshard or alarm:
         return (f' [{key}="{text}", color="{RESHARD}", fontcolor="{RESHARD}", '
                 + ("style=dashed, penwidth=1.6, minlen=2]" if e.reshard else "penwidth=1.6]"))

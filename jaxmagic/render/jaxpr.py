@@ -279,7 +279,9 @@ class JaxprView:
 
     def _title(self, g: G.Graph) -> str:
         n = self.num_equations
-        return f"{self.func_name} — {G.equations(n) if n else 'no JAX operation'}"
+        said = [t for t in (r.title() for r in self._results) if t]
+        return f"{self.func_name} — {G.equations(n) if n else 'no JAX operation'}" + \
+            "".join(f" · {t}" for t in said)
 
     @cached_property
     def _drawn(self) -> _Drawn:
@@ -368,6 +370,8 @@ class JaxprView:
         the fill overlay's, then each `draws = "lines"` overlay's fill and line on its own
         nodes, over it (a collective's line joins its node's cost)."""
         overlay = self._fill.overlay(g) if self._fill is not None else {}
+        if self._fill is not None and (edges := self._fill.edge_lines(g)):
+            overlay["edge_overlay"] = edges
         for r in reversed(self._results):
             if r.draws != "lines":
                 continue

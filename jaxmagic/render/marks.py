@@ -27,9 +27,14 @@ class Result:
         """Per group id: (fill, its figures line, emphasised)."""
         return {}
 
-    def edge_lines(self, g: Graph) -> dict[tuple[int, int], tuple[str, bool]]:
-        """Per edge (source, target): (its label, emphasised)."""
+    def edge_lines(self, g: Graph) -> dict[tuple[int, int], tuple]:
+        """Per edge (source, target): (its label, emphasised), or (its label, emphasised,
+        faint): a faint edge is drawn light (a value that never left a kernel)."""
         return {}
+
+    def title(self) -> str:
+        """Words the picture's title ends with ("14 kernels"; "" for none)."""
+        return ""
 
     def hover(self, g: Graph) -> dict[str, list[str]]:
         """The explorer's hover lines beyond the marks, by SVG title ("n12", "cluster_3")."""

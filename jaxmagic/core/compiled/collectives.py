@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ... import _compat
-from ..cost import CostRow, estimate, rows
+from ..cost import CostRow, estimate, line_of, rows
 from ..jaxprs import COLLECTIVES
 from . import hlo, propagation
 from .analysis import Analysis, analyze
@@ -121,7 +121,7 @@ def find(analysis: Analysis, traced: Any, graph: Any, mesh: MeshAxes) -> list[Co
             gathers = not written and kind in _MOVES
             out.append(Collective(
                 kind, axes, nbytes, written, _compat.user_primitive_name(prim), eqn,
-                _where(place, graph), place.group if place else "", ins.name,
+                line_of(place, graph), place.group if place else "", ins.name,
                 size, _argument(ins, program, analysis.instructions) if gathers else None,
                 place.series if place else "", place.clusters if place else (),
                 processes=_processes(groups, mesh)))
@@ -174,17 +174,6 @@ def _processes(groups: list[list[int]] | None, mesh: MeshAxes) -> int:
         return 1
     groups = groups or [list(range(len(procs)))]
     return max(len({procs[d] for d in g if 0 <= d < len(procs)}) for g in groups)
-
-
-def _where(place: Any, graph: Any) -> str:
-    """The user's line of an equation, or of the innermost group around it that has one
-    (an equation inside `jnp.std`'s own jit names no line of its own)."""
-    if place is None:
-        return ""
-    if place.where:
-        return place.where
-    return next((graph.clusters[c].where for c in reversed(place.clusters)
-                 if graph.clusters[c].where), "")
 
 
 def _elements(ins: hlo.Instruction, program: dict,

@@ -7,6 +7,7 @@ of them, so nothing here depends on which JAX made the text.
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ _OP_NAME = re.compile(r'op_name="((?:[^"\\]|\\.)*)"')
 _CALLEE = re.compile(r"\b(?:calls|to_apply|body|condition|true_computation|"
                      r"false_computation)=%?([\w.\-]+)")
 _BRANCHES = re.compile(r"\bbranch_computations=\{([^}]*)\}")
+_OPCODE = re.compile(r"([a-z][\w\-]*)\(")
 _ITEMSIZE = {"pred": 1, "bf16": 2, "c64": 8, "c128": 16, "token": 0}
 
 
@@ -99,25 +101,30 @@ def array_bytes(shape: str) -> list[int]:
 
 def _split_call(rest: str) -> tuple[str, str, str, str] | None:
     """(shape, opcode, operand text, attributes) of an instruction's right-hand side."""
-    depth, i = 0, 0
-    while i < len(rest):               # the shape ends at the first space outside brackets
-        ch = rest[i]
+    i = rest.find(" ") if not rest.startswith("(") else _closing(rest, 0)
+    i = len(rest) if i < 0 else i      # the shape ends at the first space outside brackets
+    shape, tail = rest[:i], rest[i:].lstrip()
+    m = _OPCODE.match(tail)
+    if m is None:
+        return None
+    j = tail.find(")", m.end())        # operands hold no parentheses, as a rule
+    if j < 0 or "(" in tail[m.end():j]:
+        j = _closing(tail, m.end() - 1) - 1
+    return shape, m.group(1), tail[m.end():j], tail[j + 1:].lstrip(", ")
+
+
+def _closing(text: str, start: int) -> int:
+    """The index just past the bracket closing the one at `start` (or past the text)."""
+    depth = 0
+    for k in range(start, len(text)):
+        ch = text[k]
         if ch in "([{":
             depth += 1
         elif ch in ")]}":
             depth -= 1
-        elif ch == " " and depth == 0:
-            break
-        i += 1
-    shape, tail = rest[:i], rest[i:].lstrip()
-    m = re.match(r"([a-z][\w\-]*)\(", tail)
-    if m is None:
-        return None
-    depth, j = 1, m.end()
-    while j < len(tail) and depth:
-        depth += {"(": 1, ")": -1}.get(tail[j], 0)
-        j += 1
-    return shape, m.group(1), tail[m.end():j - 1], tail[j:].lstrip(", ")
+            if depth == 0:
+                return k + 1
+    return len(text)
 
 
 @dataclass
@@ -129,8 +136,10 @@ class Module:
     instructions: dict[str, Instruction]
 
 
+@functools.lru_cache(maxsize=2)
 def read(text: str) -> Module:
-    """Every instruction of an HLO module text, and the module's name and entry."""
+    """Every instruction of an HLO module text, and the module's name and entry (read
+    once for the overlays of one call that all ask: the result is not to be changed)."""
     out: dict[str, Instruction] = {}
     name = entry = computation = ""
     for line in text.splitlines():
