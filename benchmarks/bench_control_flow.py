@@ -9,15 +9,16 @@ real IPython `InteractiveShell` with jaxmagic loaded, as a user runs the example
   text on screen (px, as `bench_upstream` computes it), nodes, and its seconds against
   `jax.make_jaxpr` of the same call (both after `jax.clear_caches()`, array arguments
   traced, the others closed over);
-- whether `%jaxpr --values`, `%jaxpr --memory` and `%jit_compare` ran without a failure
-  note of ours, and whether `%jit_compare` said DIFFER.
+- whether `%jaxpr --values`, `%jaxpr --memory`, `%jaxpr --kernels` and `%jit_compare` ran
+  without a failure note of ours, and whether `%jit_compare` said DIFFER.
 
 Held-out projects (see the corpus docstring) are reported in their own table. Needs the
 libraries of pyproject's `bench-cf` extra and the mirrors the corpus names.
 CPU is scarce: draw a few rows at a time with `--only` (a substring of class, project or
 title), and `--skip` magics to measure only the picture.
 
-    PYTHONPATH=$PWD:benchmarks /work/wt/corpus-venv/bin/python \\
+    python3 -m venv .venv-cf && .venv-cf/bin/pip install -e '.[bench-cf]' jax==0.10.2
+    PYTHONPATH=$PWD:benchmarks .venv-cf/bin/python \\
         benchmarks/bench_control_flow.py --only mctx [--skip values,memory,jit]
 """
 from __future__ import annotations
@@ -44,6 +45,8 @@ from bench_upstream import (  # noqa: E402
 )
 
 LIMIT_S = 300
+MAGICS = ("values", "memory", "kernels", "jit")    # each run on every row (`--skip`)
+SEEN: dict = {}     # each %jaxpr overlay's last view (its picture is measured too)
 
 
 def make_jaxpr_seconds(ns: dict, call: str) -> float:
@@ -99,6 +102,7 @@ def failure(kind: str, ip, call: str) -> str:
             return (f"DIFFER: {len(bad)} leaves, e.g. {'; '.join(bad[:2])}"
                     + (f"; likely cause: {r.hints[0]}" if r.hints else ""))[:300]
         r, out = magic(ip, f"jaxpr --{kind} -o {call}")
+        SEEN[kind] = r
         if r is None:
             return "no result: " + " ".join(out.split())[:140]
         notes = [n for n in r.notes if n.startswith(f"--{kind}")]
@@ -138,14 +142,17 @@ def measure(ip, row, mirrors: Path, stand_ins: dict, skip: set[str]) -> dict:
     r = {"px": _text_px(svg), "nodes": len(view.graph.nodes), "s": seconds, "mj": mj,
          "grouping": view.graph.grouping, "eqns": view.num_equations, "titles": titles,
          "user": user, "folds": [t for t in titles if "×" in t], "notes": view.notes}
-    for kind in ("values", "memory", "jit"):
+    SEEN.clear()
+    for kind in MAGICS:
         r[kind] = "skipped" if kind in skip else failure(kind, ip, row.call)
+    r["pictures"] = {k: (_text_px(v.svg().encode()), len(v.graph.nodes))
+                     for k, v in SEEN.items() if v is not None and v.svg()}
     return r
 
 
 def table(ip, rows: list, mirrors: Path, stand_ins: dict, skip: set[str]) -> None:
     print(f"{'class':<7} {'project@commit':<22} {'program':<34} {'user':>4} {'px':>5} "
-          f"{'nodes':>5} {'%jaxpr s':>8} {'mk_jxpr':>7}  values memory jit")
+          f"{'nodes':>5} {'%jaxpr s':>8} {'mk_jxpr':>7}  values memory kernel jit")
     for row in rows:
         r = measure(ip, row, mirrors, stand_ins, skip)
         head = f"{row.cls:<7} {row.project:<22} {row.title[:34]:<34}"
@@ -156,14 +163,17 @@ def table(ip, rows: list, mirrors: Path, stand_ins: dict, skip: set[str]) -> Non
         print(f"{head} {'yes' if r['user'] else 'NO':>4} {r['px']:>5.1f} {r['nodes']:>5} "
               f"{r['s']:>8.2f} {r['mj']:>7.2f}  "
               + " ".join(f"{mark.get(r[k], 'DIFFER' if r[k].startswith('DIFFER') else 'FAIL'):<6}"
-                         for k in ("values", "memory", "jit")))
+                         for k in MAGICS))
         print(f"{'':<8}grouping {r['grouping']}, {r['eqns']} equations; user groups: "
               f"{', '.join(r['user'])[:120] or 'none'}; "
               f"folds: {', '.join(r['folds'])[:80] or 'none'}")
         print(f"{'':<8}groups: {', '.join(r['titles'])[:200]}")
         for n in r["notes"][:3]:
             print(f"{'':<8}note: {n[:200]}")
-        for k in ("values", "memory", "jit"):
+        if r["pictures"]:
+            print(f"{'':<8}pictures: " + ", ".join(f"--{k} {px:.1f} px, {n} nodes"
+                                                   for k, (px, n) in r["pictures"].items()))
+        for k in MAGICS:
             if r[k] not in mark:
                 print(f"{'':<8}{k}: {r[k]}")
         sys.stdout.flush()
@@ -174,7 +184,7 @@ def main() -> int:
     ap.add_argument("--mirrors", default=os.environ.get("JAXMAGIC_MIRRORS") or "/work/.mirror")
     ap.add_argument("--only", default="",
                     help="rows whose class, project or title has one of these (a,b)")
-    ap.add_argument("--skip", default="", help="magics not run: values,memory,jit")
+    ap.add_argument("--skip", default="", help="magics not run: values,memory,kernels,jit")
     ap.add_argument("--limit", type=int, default=LIMIT_S, help="seconds a magic may take")
     args = ap.parse_args()
     globals()["LIMIT_S"] = args.limit

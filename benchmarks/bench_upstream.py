@@ -24,6 +24,7 @@ PyTorch (the ViT notebook's data loader) stands in as an empty module like Tenso
 google/flax and patrick-kidger/equinox fetched.
 
     PYTHONPATH=$PWD python benchmarks/bench_upstream.py [--mirrors /work/.mirror]
+        [--flags=--kernels]     # every row with an overlay too
 """
 from __future__ import annotations
 
@@ -245,7 +246,7 @@ def draw(ip, call: str):
     t0, cpu0 = time.perf_counter(), cpu_seconds()
     try:
         with time_limit(LIMIT_S), capture_output() as printed:
-            view = ip.run_line_magic("jaxpr", f"-o {call}")
+            view = ip.run_line_magic("jaxpr", f"-o {FLAGS} {call}".replace("  ", " "))
             svg = view.svg().encode() if view is not None else None
     except Exception as e:  # noqa: BLE001 - a finding: the row shows it, the next runs
         frame = traceback.extract_tb(e.__traceback__)[-2 if isinstance(e, TimeoutError) else -1]
@@ -258,6 +259,7 @@ def draw(ip, call: str):
 
 
 CPU_SPENT: dict[str, float] = {}     # call → CPU seconds of its last `draw`
+FLAGS = ""      # more `%jaxpr` options for every row (`--flags=--kernels`)
 
 
 def _stored(value) -> int:
@@ -341,7 +343,11 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mirrors", default=os.environ.get("JAXMAGIC_MIRRORS", "/work/.mirror"))
     ap.add_argument("--only", default="", help="draw only rows whose title contains this")
+    ap.add_argument("--flags", default="", help="more %%jaxpr options for every row "
+                    "(--flags=--kernels: each row's overlay, drawn at default)")
     args = ap.parse_args()
+    global FLAGS
+    FLAGS = args.flags
     mirrors = Path(args.mirrors)
 
     def only(rows):

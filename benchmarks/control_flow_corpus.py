@@ -17,19 +17,26 @@ Classes: rl (rollouts and updates in `scan` over vmapped environments), search
 (`while_loop`: tree search, MCMC, root finding, optimal transport), science (ODE solves,
 molecular dynamics), models (graph networks, a sharded language model).
 
-16 rows from 11 projects: tuned (10) mctx policy-improvement and visualization demos,
-purejaxrl PPO, numpyro's ODE NUTS step and VAE SVI epoch, optimistix root_find, diffrax
-neural ODE, neural CDE and latent ODE steps, jraph's karate-club GCN; held out (6) gymnax's
-jitted rollout and population rollout, blackjax's sampling-book rmh loop, ott's doubly
-vmapped Sinkhorn, jax-md's NVE fori_loop, nanodo's FSDP train step on the 8-device mesh.
+23 rows from 14 projects: tuned (13) mctx policy-improvement and visualization demos,
+purejaxrl PPO and its MinAtar notebook's train, numpyro's ODE NUTS step and VAE SVI
+epoch, optimistix root_find, diffrax neural ODE, neural CDE and latent ODE steps, jraph's
+karate-club GCN, higgs-detection RelationNetwork update and ogb molhiv GraphNetwork loss
+gradient; held out (10) gymnax's jitted rollout, population rollout and anakin pmap
+DQN(lambda) learner, evosax's SNES generations in `scan` over CartPole rollouts, rejax's
+DPO (a user's subclass of its PPO) on Pendulum, blackjax's sampling-book rmh loop, ott's
+doubly vmapped Sinkhorn, jax-md's NVE fori_loop, e3nn-jax's equivariant tetris update,
+nanodo's FSDP train step on the 8-device mesh.
 
 Tried and left out, each failing on its own code with today's libraries: purejaxrl's
-ppo_rnn (`nn.GRUCell.initialize_carry` called with Flax 0.7's arguments).
+ppo_rnn (`nn.GRUCell.initialize_carry` called with Flax 0.7's arguments) and dqn
+(`jax.tree_map`, removed in JAX 0.6); nanodo's eval step (a float `where`); gymnax's
+03_meta_a2c and 02_evolution notebooks; purejaxrl's ppo_continuous_action (brax
+environments only).
 
 Held out, chosen before any row was measured (whole projects, one or more per class;
-reported apart, never used to tune): gymnax (rl), blackjax and ott-jax (search), jax-md
-(science), nanodo (models). Tuned: purejaxrl (rl), mctx, numpyro and optimistix
-(search), diffrax (science), jraph (models).
+reported apart, never used to tune): gymnax, evosax and rejax (rl), blackjax and ott-jax
+(search), jax-md (science), nanodo and e3nn-jax (models). Tuned: purejaxrl (rl), mctx,
+numpyro and optimistix (search), diffrax (science), jraph (models).
 
     PYTHONPATH=$PWD:benchmarks python benchmarks/bench_control_flow.py --only mctx
 """
@@ -57,6 +64,13 @@ BLACKJAX_BOOK = ("blackjax-devs+sampling-book", "4519a1ac8a682ee46ec8393c38dcd55
 OTT = ("ott-jax+ott", "6aace50f673b877cc3394d0b53a24da0bbf11308")
 JAX_MD = ("jax-md+jax-md", "a41c7d19f6468f4e5263c32c12c9ed6cba26ebff")
 NANODO = ("google-deepmind+nanodo", "10aefdeed40a63293daf112b91a5538cd24fa3a4")
+EVOSAX = ("RobertTLange+evosax", "d4b4127708cb2cd0cc906b910ddcd091013153a9")   # v0.3.1
+E3NN = ("e3nn+e3nn-jax", "04e761c8e9a42c339cc712fb8b9af85ddd618eab")           # 0.21.0
+# v0.1.3 and a CI-only commit; the released rejax 0.1.3 installed
+REJAX = ("keraJLi+rejax", "d7510951b7a89ca8463cb2a6d18e21750ec454ff")
+# the last commit whose 01_anakin.ipynb runs: the next (827f441) renamed `PRNGKey` to
+# `PkeyKey` in it (`chex.PkeyKey` in an annotation: an AttributeError when cell 4 runs)
+GYMNAX_ANAKIN = ("RobertTLange+gymnax", "79d75adaf7c2ea2110ef4c9ce0e92afa978cce19")
 
 # Each row's first cell after `upstream_corpus`'s: the last row's float64 switched back
 # off (optimistix's and jax-md's examples turn `jax_enable_x64` on, as their users do).
@@ -162,6 +176,19 @@ rng = jax.random.PRNGKey(30)
 train_jit = jax.jit(make_train(config))
 """
 
+_MINATAR = "examples/brax_minatar.ipynb"
+MINATAR_SIZES = """
+\"\"\"purejaxrl examples/brax_minatar.ipynb cells 2, 3 (up to its run): the notebook's own
+`ActorCritic` and `make_train` (PPO, `lax.scan` of `_update_step` over a scanned
+`_env_step` of vmapped gymnax SpaceInvaders-MinAtar, annealed adam) under
+`jax.jit(make_train(config))`; its config shrunk: 64 -> 4 envs, 128 -> 16 steps, 1e7 ->
+128 timesteps (2 updates), 4 epochs x 8 minibatches kept. gymnax as `_purejaxrl` pins it
+(its `step` returns 5 values, as the notebook unpacks).\"\"\"
+config["NUM_ENVS"], config["NUM_STEPS"], config["TOTAL_TIMESTEPS"] = 4, 16, 128
+rng = jax.random.PRNGKey(42)
+train_jit = jax.jit(make_train(config))
+"""
+
 # ---- numpyro (search) --------------------------------------------------------------------
 
 NUMPYRO_ODE = """
@@ -259,6 +286,37 @@ on the karate club graph; `optimize_club`'s `@jax.jit update` (grad of the jitte
 `prediction_loss`, adam 1e-2), built by its statements up to the loop. Nothing shrunk.\"\"\"
 """
 
+_HIGGS = "jraph/examples/higgs_detection.py"
+JRAPH_HIGGS = """
+\"\"\"jraph examples/higgs_detection.py: a `RelationNetwork` (haiku MLP edges of the user's
+`update_edge_fn`, vmapped and `concatenated_args`) on a padded fully connected photon
+graph; `train`'s `@jax.jit update` (grad of the jitted `prediction_loss`, adam 2e-4),
+built by its statements up to the loop, and the loop's first problem. Nothing shrunk.\"\"\"
+problem = get_higgs_problem(*train_dataset)
+"""
+
+_OGB = "jraph/ogb_examples/train.py"
+JRAPH_OGB_ARGS = """
+\"\"\"`train`'s arguments as jraph's own train_test.py passes them: the molhiv test data the
+repository ships (extracted from the mirror), batch 1 (the flag's default).\"\"\"
+import pathlib, control_flow_corpus as _cf
+ogb_path = pathlib.Path(_cf.Folder(_cf.JRAPH, "").root(), "jraph/ogb_examples")
+master_csv_path = pathlib.Path(ogb_path, 'test_data', 'master.csv')
+split_path = pathlib.Path(ogb_path, 'test_data', 'train.csv.gz')
+data_path, batch_size, num_training_steps, save_dir = master_csv_path.parents[0], 1, 101, None
+"""
+JRAPH_OGB = """
+\"\"\"jraph ogb_examples/train.py: a haiku `GraphNetwork` (`net_fn`: `GraphMapFeatures`
+embedder, the user's `concatenated_args` edge, node and global MLPs) on ogbg-molhiv;
+`train`'s `jax.jit(jax.value_and_grad(partial(compute_loss, net=net), has_aux=True))`
+up to its loop, and the loop's first batch, padded to a power of two and its label taken
+out as the loop does. Nothing shrunk.\"\"\"
+graph = next(reader)
+graph = pad_graph_to_nearest_power_of_two(graph)
+label = graph.globals['label']
+graph = graph._replace(globals={})
+"""
+
 # ---- gymnax (rl, held out) ---------------------------------------------------------------
 
 GYMNAX_ROLLOUT = """
@@ -270,6 +328,28 @@ GYMNAX_POP = """
 \"\"\"gymnax examples/00_getting_started.ipynb cells 2, 3, 9, 12, 13: `RolloutWrapper`'s
 `population_rollout` (vmap over 5 networks of vmap over 10 keys of a scanned episode of
 Pendulum-v1's 200 steps) of the notebook's `MLP`. Nothing shrunk.\"\"\"
+"""
+
+_ANAKIN = "examples/01_anakin.ipynb"
+ANAKIN_GYMNAX = """
+\"\"\"The notebook steps gymnax as 5 results (gymnax 1.0.1 returns 6): gymnax at
+`GYMNAX_2024` (5 results, as `_purejaxrl` pins it) replaces the installed one.\"\"\"
+import sys as _sys
+for _name in [m for m in _sys.modules if m == "gymnax" or m.startswith("gymnax.")]:
+    del _sys.modules[_name]
+"""
+ANAKIN_ARGS = """
+\"\"\"Cell 6's `run_experiment(env, 128, 16, 3e-4, 10000, 42)` shrunk: batch 128 -> 2 per
+device, 10000 -> 2 iterations (16-step rollouts kept); 8 devices (the bench's host
+platform count; cell 2 asks for 4 after JAX has started, a no-op in a running kernel).\"\"\"
+batch_size, rollout_len, step_size, iterations, seed = 2, 16, 3e-4, 2, 42
+"""
+ANAKIN_LEARN = """
+\"\"\"gymnax examples/01_anakin.ipynb cells 2-5: Anakin DQN(lambda) on SpaceInvaders-MinAtar:
+the user's `learner_fn` (a `lax.fori_loop` of `iterate_fn`, `jax.vmap(update_fn,
+axis_name="j")` of `jax.grad(loss_fn)`, a `lax.scan` of `step_fn` over the env and the
+haiku `network_fn`, rlax's `td_lambda`, `pmean` over both axes) under `jax.pmap(learn,
+axis_name="i")`, built by `run_experiment`'s statements up to its compile. rlax 0.1.9.\"\"\"
 """
 
 # ---- blackjax (search, held out) ---------------------------------------------------------
@@ -339,6 +419,57 @@ sharded `TrainState` from `_init_train_state`), and its `Trainer` whose `step_fn
 "in_BxL"))`; one batch of random tokens. clu, grain, orbax and TensorFlow stand in.\"\"\"
 trainer = Trainer(c=c, state=state, mesh=mesh, shardings=shardings, get_loss_fn=get_loss_fn)
 in_BxL = jax.random.randint(jax.random.key(1), (c.batch_size, c.model.L), 0, vocab_size)
+"""
+
+# ---- evosax (rl, held out: new project) --------------------------------------------------
+
+_EVO = "examples/02_rl.ipynb"
+EVOSAX_SIZES = """
+\"\"\"Cell 7's `population_size = 128` -> 8 (set before the cell, its line dropped).\"\"\"
+population_size = 8
+"""
+EVOSAX_SCAN = """
+\"\"\"evosax examples/02_rl.ipynb cells 3-9 (up to the run): SNES (adamw 1e-2) on a
+`GymnaxProblem` (CartPole-v1, an evosax `MLP` policy with categorical output, 200-step
+episodes, 16 rollouts, normalized observations), the notebook's `step` (`es.ask`,
+`problem.eval`, `es.tell`) under its `jax.lax.scan` over generations. Shrunk: population
+128 -> 8, 64 -> 4 generations. matplotlib stands in.\"\"\"
+keys = jax.random.split(subkey, 4)
+"""
+
+# ---- rejax (rl, held out: new project) ---------------------------------------------------
+
+REJAX_GYMNAX = """
+\"\"\"rejax 0.1.3's `evaluate` unpacks gymnax's `step` as 5 results (gymnax 1.0.1 returns 6):
+gymnax at `GYMNAX_2024` replaces the installed one for this row.\"\"\"
+import sys as _sys
+for _name in [m for m in _sys.modules if m == "gymnax" or m.startswith("gymnax.")]:
+    del _sys.modules[_name]
+"""
+REJAX_DPO = """
+\"\"\"rejax examples/dpo.py up to its run: the user's `DPO`, a subclass of rejax's `PPO`
+overriding `update_actor` (its `actor_loss_fn` with the `dpo_drift` of Discovered
+Policy Optimisation), created on gymnax Pendulum-v1 with the script's hyperparameters
+and its `eval_with_print` callback (`jax.debug.print`); `DPO.train(algo, key)` as the
+script calls it (not jitted: rejax's `lax.scan` over evaluations of a `fori_loop` of
+`train_iteration`s, each a scanned vmapped env step, GAE and scanned epochs of
+minibatch updates). Shrunk with `algo.replace`: 50 -> 4 envs, 100 -> 8 steps, 20 -> 4
+minibatches, 1e6 -> 128 timesteps, eval every 5000 -> 64 (2 evaluations of 2
+iterations; 5 epochs kept).\"\"\"
+algo = algo.replace(num_envs=4, num_steps=8, num_minibatches=4, total_timesteps=128,
+                    eval_freq=64)
+key = jax.random.PRNGKey(0)
+"""
+
+# ---- e3nn-jax (models, held out: new project) --------------------------------------------
+
+_TETRIS = "examples/tetris_point.py"
+E3NN_TETRIS = """
+\"\"\"e3nn-jax examples/tetris_point.py: the E(3)-equivariant `Model` (3 `Layer`s, each a
+jraph `GraphNetwork` of the user's `update_edge_fn` (spherical harmonics, tensor
+product) and `update_node_fn` (e3nn `Linear`s, gated activation)) on the 8 tetris
+pieces; `train`'s `@jax.jit update_fn` (grad of `loss_fn`, adam 1e-2), built by its
+statements up to its compile step. Nothing shrunk.\"\"\"
 """
 
 IO = ("matplotlib", "matplotlib.pyplot", "seaborn", "pygraphviz", "sklearn",
@@ -414,6 +545,23 @@ TUNED = [
                   DIFFRAX_LATENT_ARGS,
                   Body(DIFFRAX, "docs/examples/latent_ode.ipynb", "main", "for step", cell=6)),
             DIFFRAX_LATENT),
+    Program("rl", PUREJAXRL, "ppo MinAtar notebook train", "train_jit(rng)",
+            ("_update_step", "_env_step", "_update_epoch", "_update_minbatch",
+             "_loss_fn", "ActorCritic", "_calculate_gae", "linear_schedule"),
+            cells(GYMNAX_OLD, Folder(GYMNAX_2024, "gymnax", "."),
+                  Notebook(PUREJAXRL, _MINATAR, (2,)),
+                  Body(PUREJAXRL, _MINATAR, None, "rng =", cell=3)), MINATAR_SIZES),
+    Program("models", JRAPH, "higgs detection RelationNetwork update",
+            "update(params, opt_state, problem)",
+            ("prediction_loss", "network_definition", "update_edge_fn"),
+            cells(Script(JRAPH, _HIGGS), Body(JRAPH, _HIGGS, "train", "for step")),
+            JRAPH_HIGGS),
+    Program("models", JRAPH, "ogb molhiv GraphNetwork loss grad",
+            "compute_loss_fn(params, graph, label)",
+            ("compute_loss", "net_fn", "edge_update_fn", "node_update_fn",
+             "update_global_fn"),
+            cells(Folder(JRAPH, "jraph/ogb_examples/test_data"), Script(JRAPH, _OGB),
+                  JRAPH_OGB_ARGS, Body(JRAPH, _OGB, "train", "for idx")), JRAPH_OGB),
     Program("models", JRAPH, "karate club GCN update", "update(params, opt_state)",
             ("prediction_loss", "network_definition", "gcn", "GCN"),
             cells(Script(JRAPH, "jraph/examples/zacharys_karate_club.py"),
@@ -432,6 +580,29 @@ HELD_OUT = [
     Program("rl", GYMNAX, "RolloutWrapper population_rollout",
             "manager.population_rollout(key_batch, batch_params)", ("MLP",),
             cells(Notebook(GYMNAX, _GYM, (2, 3, 9, 12, 13))), GYMNAX_POP),
+    Program("rl", GYMNAX_ANAKIN, "anakin pmap DQN(lambda) learner",
+            "learn(params, opt_state, step_rngs, env_states)",
+            ("iterate_fn", "update_fn", "loss_fn", "step_fn", "network_fn"),
+            cells(ANAKIN_GYMNAX, Folder(GYMNAX_2024, "gymnax", "."),
+                  Notebook(GYMNAX_ANAKIN, _ANAKIN, (2, 3, 4, 5)), ANAKIN_ARGS,
+                  Body(GYMNAX_ANAKIN, _ANAKIN, "run_experiment", "with TimeIt", cell=5)),
+            ANAKIN_LEARN),
+    Program("rl", EVOSAX, "SNES CartPole generations scan",
+            "jax.lax.scan(step, (state, params, problem_state), keys)",
+            ("step",),
+            cells(stand_in(*IO), Notebook(EVOSAX, _EVO, (3, 4, 5, 6)), EVOSAX_SIZES,
+                  Without(Notebook(EVOSAX, _EVO, (7,)), "population_size = 128"),
+                  Notebook(EVOSAX, _EVO, (8,)),
+                  Body(EVOSAX, _EVO, None, "_, metrics", cell=9)), EVOSAX_SCAN),
+    Program("rl", REJAX, "DPO (PPO subclass) Pendulum train", "DPO.train(algo, key)",
+            ("update_actor", "actor_loss_fn", "dpo_drift", "eval_with_print"),
+            cells(REJAX_GYMNAX, Folder(GYMNAX_2024, "gymnax", "."),
+                  Body(REJAX, "examples/dpo.py", None, "DPO.train")), REJAX_DPO),
+    Program("models", E3NN, "tetris_point equivariant update_fn",
+            "update_fn(params, opt_state, graphs)",
+            ("loss_fn", "Model", "Layer", "update_edge_fn", "update_node_fn"),
+            cells(Script(E3NN, _TETRIS), Body(E3NN, _TETRIS, "train", "wall =")),
+            E3NN_TETRIS),
     Program("search", BLACKJAX_BOOK, "logistic regression rmh loop",
             "inference_loop(sample_key, rmh.step, initial_state, 100)",
             ("one_step", "logdensity_fn", "log_sigmoid", "sigmoid"),

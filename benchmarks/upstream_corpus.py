@@ -105,15 +105,20 @@ _jax.set_mesh(None)   # the spmd row sets its mesh globally, as `with jax.set_me
 
 @dataclass(frozen=True)
 class Folder:
-    """A repository folder extracted under ROOT and put first on `sys.path`."""
+    """A repository folder extracted under ROOT (one folder per commit: rows may pin one
+    repository at two) and put first on `sys.path`."""
 
     repo: tuple[str, str]
     path: str            # extracted
     on_path: str = ""    # what goes on sys.path, relative to the repository ("" = path)
 
+    def root(self) -> Path:
+        name, commit = self.repo
+        return Path(ROOT) / f"{name}@{commit[:12]}"
+
     def sources(self, mirrors: Path) -> list[str]:
         name, commit = self.repo
-        out = Path(ROOT) / name
+        out = self.root()
         if not (out / self.path).exists():
             out.mkdir(parents=True, exist_ok=True)
             archive = subprocess.run(["git", f"--git-dir={mirrors / name / 'repo'}", "archive",
