@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Collection, Iterator
 
 import jax
 from jax.extend import core as _core
@@ -169,12 +169,15 @@ def callee_entry(sub: Any) -> tuple[str, int] | None:
     return (m[1], int(m[2])) if m else None
 
 
-def beyond_callee(eqn: Any, entry: tuple[str, int],
+def beyond_callee(eqn: Any, entries: Collection[tuple[str, int]],
                   skip: Callable[[str], bool] = lambda file: False) -> bool:
-    """Whether `eqn`, inside a call of the function at `entry`, has no user frame inside
-    that function (none outside JAX and `skip`): its user line is the caller's. JAX 0.7-0.8
-    keep a call's frames past the function it traced, and where the trace is reused
-    (`jnp.where` called again with the same types) they are the first caller's."""
+    """Whether `eqn`, inside calls of the functions at `entries` (the calls around it),
+    reaches one of those functions, not the user's, before any user frame (none outside
+    JAX and `skip`): made inside a library's call with none of the user's code between,
+    its user line is the caller's. JAX 0.7-0.8 keep a call's frames past the function it
+    traced; where the trace is reused (`jnp.where` called again with the same types) they
+    are the first caller's, and a loop's test rebound by a `custom_vjp` inside diffrax's
+    solve keeps the frames of that rebinding, outside the innermost call."""
     from jax._src import source_info_util
 
     def users(file: str) -> bool:
@@ -183,10 +186,10 @@ def beyond_callee(eqn: Any, entry: tuple[str, int],
 
     tb = eqn.source_info.traceback
     for code in (tb.raw_frames()[0] if tb else ()):
-        if (code.co_filename, code.co_firstlineno) == entry:
-            return not users(code.co_filename)
         if users(code.co_filename):
             return False
+        if (code.co_filename, code.co_firstlineno) in entries:
+            return True
     return False
 
 

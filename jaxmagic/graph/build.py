@@ -247,9 +247,9 @@ class _Builder(Draft):
         self.num_equations += 1
         prim = eqn.primitive.name
         site = equation_site(eqn, self.is_library_file)
-        if self.callees[-1] and \
-                _compat.beyond_callee(eqn, self.callees[-1], self.is_library_file):
-            site = Site()    # the line is its call's: one the trace was made for, or stale
+        if len(self.callees) > 1 and \
+                _compat.beyond_callee(eqn, self.callees, self.is_library_file):
+            site = Site()    # the line is a library call's, or stale
         kind = CALLS.get(prim)
         subs = bodies(eqn)
         loop = {"scan": self.scan, "cond": self.cond, "while": self.while_}.get(prim)
