@@ -92,9 +92,12 @@ def _ways_in(tree: "_Tree", view: tuple, trials: "_Trials") -> tuple:
     beside them (they make room, as `_rooms`)."""
     opened, by_line, whole = view
     edge = {None, *opened}
-    ways = {c for c in [None, *tree.g.clusters] if tree.library_way(c) and c not in whole
+    ways = {c for c in [None, *tree.g.clusters] if tree.library_way(c)
             and (c is None or c in opened or tree.g.clusters[c].parent in edge)}
-    closed = ways - opened - {None}
+    # one already opened as the way goes on down the levels below it (`levels_down`)
+    down = {k for c in ways & whole - {None} for k in tree.levels_down(c)[1:]} - opened
+    ways = ways - whole | {k for k in down if tree.library_way(k)}
+    closed = ways - opened - {None} | down
     if closed:
         ways |= {c for c in opened if tree.g.clusters[c].level == 0 and tree.own[c] >= 2}
     start = (opened | closed, by_line - ways, whole | ways)
@@ -253,15 +256,23 @@ def _ways_to_open(tree: "_Tree", c: int, opened: set[int], by_line: frozenset[in
         yield opened | {c}, by_line | {c}, whole, children, False
     if len(lines) > 1 and children:
         yield opened | {c}, by_line, whole | {c}, children, False
-    ways = list(_library_ways(tree, c))      # laid out where close, as `_rooms` (boxes
-    for way, boxed, after in ways:          # change the estimate's error)
-        yield opened | way, by_line, whole | boxed, after, True
-    if c in tree.path and not tree.within_block(c):
-        # the path's own equations make room for it (a mask's two `gt`s) as far as the
-        # model's block: inside it, a block's own parts open as they are
-        for room in _rooms(tree, c, opened, by_line, whole):
-            for way, boxed, after in ways:
-                yield opened | way, by_line, whole | boxed | room, after, True
+    # a library's ways, laid out where close as `_rooms` (boxes change the estimate's
+    # error); down its levels first, with room where needed, before `c` alone (a level
+    # that only passes the way on draws none of the user's code: diffrax's
+    # `checkpointed-fwd` opened alone left no room for its `while`s to reach `Func`)
+    *deep, alone = list(_library_ways(tree, c)) or [None]
+    # the path's own equations make room (a mask's two `gt`s) as far as the model's
+    # block: inside it, a block's own parts open as they are
+    rooms = list(_rooms(tree, c, opened, by_line, whole)) \
+        if c in tree.path and not tree.within_block(c) else []
+    for room in [frozenset(), *rooms]:
+        for way, boxed, after in deep:
+            yield opened | way, by_line, whole | boxed | room, after, True
+    for room in [frozenset(), *rooms]:
+        if alone is not None:
+            way, boxed, after = alone
+            yield opened | way, by_line, whole | boxed | room, after, True
+        if room:
             yield opened | {c}, by_line, whole | room, children, True
 
 
