@@ -455,10 +455,12 @@ def jaxpr_as_fun(closed: Any):
 
 # ---- the analysis compile (core/compiled/analysis.py): XLA's dump files ----------------------
 
-def sharding_pass() -> str:
-    """The XLA pass that propagates shardings: Shardy's (the default from 0.7) or GSPMD's
-    when `jax_use_shardy_partitioner` is off."""
-    return "shardy-xla" if jax.config.jax_use_shardy_partitioner else "sharding-propagation"
+def sharding_passes() -> tuple[str, str]:
+    """The XLA passes that may propagate shardings, the one JAX asks for first: Shardy's
+    (the default from 0.7) or GSPMD's when `jax_use_shardy_partitioner` is off, which
+    XLA ignores from 0.12.1 (it runs Shardy's)."""
+    passes = ("shardy-xla", "sharding-propagation")
+    return passes if jax.config.jax_use_shardy_partitioner else passes[::-1]
 
 
 # An allocation's header in the buffer assignment, `allocation 3: size 196608, <attrs>:`;

@@ -52,11 +52,11 @@ def analyze(traced: Traced) -> Analysis:
     prefix = f"jaxmagic_analysis_{uuid.uuid4().hex[:8]}_"
     with tempfile.TemporaryDirectory(prefix="jaxmagic-analysis-") as d:
         options = {"xla_dump_to": d, "xla_dump_hlo_as_text": True,
-                   "xla_dump_hlo_pass_re": _compat.sharding_pass()}
+                   "xla_dump_hlo_pass_re": "|".join(_compat.sharding_passes())}
         compiled, text, kept = compile_tagged(traced, prefix, options, donated_leaves(traced))
         info = instruction_tags(text, kept)
-        before = _read(d, info.module, f"after_{_compat.sharding_pass()}"
-                                       ".before_spmd-partitioning.txt")
+        before = next(filter(None, (_read(d, info.module, f"after_{p}.before_spmd-partitioning"
+                                          ".txt") for p in _compat.sharding_passes())), "")
         buffers, live = _compat.buffer_dumps(
             _read(d, info.module, "after_optimizations-buffer-assignment.txt"),
             _read(d, info.module, "after_optimizations-live-range.txt"))
