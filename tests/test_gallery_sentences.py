@@ -171,12 +171,12 @@ def test_the_optimizer_opened_draws_each_update_once_for_the_4_parameters(graphs
 
 
 def test_the_transformer_gradient_folds_its_layers_and_mirrors_the_backward(graphs):
-    graphs.says("Over 3,000 equations: the 16 layers fold into `layer ×16`, opened to show "
+    graphs.says("About 3,000 equations: the 16 layers fold into `layer ×16`, opened to show "
                 "what one layer calls; the backward pass folds as its mirror (the first "
                 "layer's backward, whose input needs no gradient, is a group of its own "
                 "beside the fold).")
     text = graphs.view("%jaxpr jax.grad(model_fn)(params, tokens)")
-    assert equations(text) > 3000
+    assert 2600 < equations(text) < 3400      # 2,783 on JAX 0.12.1, over 3,000 on 0.10
     tree = call_tree(text)
     layer = tree["layer ×16"]
     calls = named(layer)
@@ -244,7 +244,7 @@ def test_a_loop_in_one_function_folds_around_the_jitted_call_it_makes(executed_n
     code = "v = %jaxpr -o jax.grad(deep)"
     n, drawn = map(int, re.search(r"(\d+) equations drawn as (\d+) nodes", nb.printed(code))
                    .groups())
-    assert 1800 < n < 2400 and drawn < 50      # 1,924 on JAX 0.12, over 2,000 on 0.10
+    assert 1700 < n < 2400 and drawn < 50      # 1,796 on JAX 0.12.1, over 2,000 on 0.10
     tree = call_tree(nb.view(code))
     forward = next(name for name in named(tree) if name.endswith(" ×64"))
     backward = next(name for name in named(tree) if name.endswith(" ×63 · backward"))
@@ -295,11 +295,11 @@ def test_convolve_opened_shows_the_flip_and_the_convolution(executed_notebooks):
 def test_saved_activations_fold_across_the_layers(executed_notebooks):
     nb = Notebook(executed_notebooks, "12_memory")
     nb.says("the saved activations of `block ×8` are folded across its layers: alike values "
-            "the 8 layers save are one row (`f32[256,256] ×8 · reduce_max`).")
+            "the 8 layers save are one row (`f32[256,128] ×8 · tanh`).")
     text = nb.view("%jaxpr --memory train_step(params, x)")
     rows = [line.split()[4:8] for line in text.split("live at the peak:", 1)[1].splitlines()
             if "saved activation" in line and line.rstrip().endswith("› block ×8")]
-    assert ["f32[256,256]", "×8", "reduce_max", "block:3"] in rows, rows
+    assert ["f32[256,128]", "×8", "tanh", "block:5"] in rows, rows
     alike = [(shape, what, where) for shape, _, what, where in rows]
     assert len(set(alike)) == len(alike), rows
 

@@ -118,8 +118,10 @@ STORED_LIMIT = 200_000
 # 0.12, and 5% more: a ratchet, lowered as they shrink. 08 draws seven graphs; 12's remat
 # step draws twice the graph on 0.12; 01's and 09's pictures grew once, with the folds of
 # inline loops and 09's new optimizer cell (01: 264 KB, 09: 216 KB on 0.10, 279 on 0.7).
-STILL_OVER = {"01_jaxpr": 278_000, "08_real_models": 402_000, "09_model_graphs": 294_000,
-              "10_profile": 214_000, "12_memory": 340_000}
+# On 0.12.1, whose softmax is a call of its own, the transformer gradients of 09 and 10
+# open further, one equation a node (09: 338 KB, 10: 253 KB).
+STILL_OVER = {"01_jaxpr": 278_000, "08_real_models": 402_000, "09_model_graphs": 355_000,
+              "10_profile": 266_000, "12_memory": 340_000}
 
 
 @pytest.mark.parametrize("src", NOTEBOOKS, ids=IDS)
