@@ -191,7 +191,7 @@ class Exploration:
             self.by_line |= clusters
             lined = self._graph()
             if len(lined.nodes) < len(g.nodes):
-                g = self._boxed_if_smaller(lined, clusters) if legible else lined
+                g = lined
             else:
                 self.by_line -= clusters - before[1]
         if len(g.nodes) > self.view.max_nodes:
@@ -201,22 +201,6 @@ class Exploration:
                     "close a group first")
         self.graph = g
         return what if quiet else f"opened {what}"
-
-    def _boxed_if_smaller(self, lined: G.Graph, clusters: set[int]) -> G.Graph:
-        """`lined` (`clusters` grouped by line), or where its text is still under 8 px
-        (a block's backward pass on JAX 0.12.1, whose softmax is a call of its own) and
-        boxing helps, `clusters`' own equations one box beside their calls: a click on
-        the box shows the lines."""
-        small = self._text_px(lined)
-        if small >= MIN_TEXT_PX or not clusters - self.whole:
-            return lined
-        added = clusters - self.whole
-        self.whole |= added
-        boxed = self._graph()
-        if self._text_px(boxed) > small:
-            return boxed
-        self.whole -= added
-        return lined
 
     def _text_px(self, g: G.Graph) -> float:
         """`g`'s smallest text at cell width, laid out (the layout `frame` reuses)."""
